@@ -1,0 +1,133 @@
+/**
+ * Kubernetes API simulator: the embedded demo cluster and the test double for
+ * everything that talks to Kubernetes. Programmatic API:
+ *
+ *   const sim = await startSimulator({ nodes: 50, seed: 1, churn: 0 });
+ *   sim.url                    // "http://127.0.0.1:PORT"
+ *   sim.kubeconfig()           // kubeconfig YAML whose context/cluster/user are sim.name
+ *   await sim.writeKubeconfig(path)
+ *   sim.cluster                // SimCluster: act directly (setNodeCondition, addNode,
+ *                              // removeNode, advance(ms), stopKubelet, get/list objects)
+ *   sim.dropConnections()      // kill every open watch and keep-alive socket
+ *   sim.stats()                // request counts by "verb resource[/sub]"; sim.requestLog()
+ *   await sim.stop()           // idempotent; closes every watch
+ *
+ * `runSimCommand(argv)` in ./sim-command.js is the `node-inventory sim` command.
+ */
+import { createServer, type Server } from "node:http";
+import { createServer as createTlsServer } from "node:https";
+import { writeFile } from "node:fs/promises";
+import type { Socket } from "node:net";
+import { SimCluster, R } from "./cluster.js";
+import { generateCluster } from "./generator.js";
+import { ApiRouter, type RequestRecord } from "./server.js";
+import { kubeconfigYaml } from "./kubeconfig.js";
+import { selfSignedCertificate } from "./tls.js";
+
+export { SimCluster, R } from "./cluster.js";
+export type { RequestRecord } from "./server.js";
+export type { KObject, Entry } from "./store.js";
+
+export interface SimulatorOptions {
+  host?: string;
+  port?: number;
+  /** Number of nodes to generate (default 50). */
+  nodes?: number;
+  /** Average pods per node including daemon pods (default 30). */
+  podsPerNode?: number;
+  seed?: number;
+  /** kubeconfig context/cluster/user name (default "sim"). */
+  name?: string;
+  /** Churn scenarios per simulated minute (default 0: still). */
+  churn?: number;
+  /** Simulated seconds per wall second (default 1). */
+  clockSpeed?: number;
+  /** Serve HTTPS with a self-signed certificate (its CA goes in the kubeconfig). */
+  tls?: boolean;
+  /** Start of simulated time in ms since the epoch (default: now). */
+  startTime?: number;
+  /** Watch history kept per resource (default 10,000 events). */
+  historySize?: number;
+  /** Wall ms between BOOKMARK events (default 60,000). */
+  bookmarkIntervalMs?: number;
+}
+
+/** A running simulator. */
+export interface Simulator {
+  readonly url: string;
+  readonly name: string;
+  readonly cluster: SimCluster;
+  kubeconfig(): string;
+  writeKubeconfig(path: string): Promise<void>;
+  /** Destroy every open socket: watches end, keep-alive connections drop. */
+  dropConnections(): void;
+  /** Request counts by "verb resource[/subresource]". */
+  stats(): Record<string, number>;
+  /** The most recent requests, oldest first. */
+  requestLog(): readonly RequestRecord[];
+  stop(): Promise<void>;
+}
+
+const TICK_MS = 100;
+
+/** Generate a cluster and serve it over HTTP(S). */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const name = options.name ?? "sim";
+  const cluster = new SimCluster({
+    seed: options.seed ?? 1,
+    clockSpeed: options.clockSpeed ?? 1,
+    churn: options.churn ?? 0,
+    ...(options.startTime !== undefined ? { startTime: options.startTime } : {}),
+    ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
+  });
+  generateCluster(cluster, { nodes: options.nodes ?? 50, ...(options.podsPerNode !== undefined ? { podsPerNode: options.podsPerNode } : {}) });
+  const router = new ApiRouter(cluster, options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {});
+  const tls = options.tls ? selfSignedCertificate(options.host ?? "127.0.0.1") : undefined;
+  const server: Server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, router.handle) : createServer(router.handle);
+  server.keepAliveTimeout = 65_000;
+  const sockets = new Set<Socket>();
+  server.on(tls ? "secureConnection" : "connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : 0;
+  const url = `${tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  router.serverAddress = `${host}:${port}`;
+  const ticker = setInterval(() => cluster.tick(), TICK_MS);
+  ticker.unref();
+  let stopping: Promise<void> | undefined;
+  const caData = tls ? Buffer.from(tls.cert).toString("base64") : undefined;
+  const dropConnections = () => {
+    router.closeWatches();
+    for (const s of sockets) s.destroy();
+  };
+  return {
+    url,
+    name,
+    cluster,
+    kubeconfig: () => kubeconfigYaml(name, url, caData),
+    writeKubeconfig: (path) => writeFile(path, kubeconfigYaml(name, url, caData), { mode: 0o600 }),
+    dropConnections,
+    stats: () => Object.fromEntries(router.counts),
+    requestLog: () => router.log,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(ticker);
+        server.close();
+        router.dispose();
+        for (const s of sockets) s.destroy();
+        await new Promise<void>((resolve) => (server.listening ? server.once("close", () => resolve()) : resolve()));
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Storage names of the simulated resources, for direct reads through `cluster.get/list`. */
+export const RESOURCES = R;

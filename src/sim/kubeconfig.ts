@@ -1,0 +1,31 @@
+/**
+ * The kubeconfig that points kubectl and client-node at a simulator. Written
+ * as YAML (kubectl and client-node both read it); context, cluster and user
+ * all carry the simulator's name.
+ */
+
+/** Kubeconfig text for a server URL. */
+export function kubeconfigYaml(name: string, url: string, caData?: string): string {
+  const q = JSON.stringify(name);
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    `- name: ${q}`,
+    "  cluster:",
+    `    server: ${JSON.stringify(url)}`,
+    ...(caData ? [`    certificate-authority-data: ${caData}`] : []),
+    "contexts:",
+    `- name: ${q}`,
+    "  context:",
+    `    cluster: ${q}`,
+    `    user: ${q}`,
+    `current-context: ${q}`,
+    "preferences: {}",
+    "users:",
+    `- name: ${q}`,
+    "  user:",
+    "    token: simulator",
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,128 @@
+/**
+ * `kind: Status` bodies shaped exactly as kube-apiserver writes them, and the
+ * error type every handler throws so one place turns failures into responses.
+ */
+
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export interface Status {
+  kind: "Status";
+  apiVersion: "v1";
+  metadata: Record<string, never> | { resourceVersion?: string };
+  status: "Success" | "Failure";
+  message?: string;
+  reason?: string;
+  details?: StatusDetails;
+  code: number;
+}
+
+/** An API failure that the router answers with its Status body and code. */
+export class ApiError extends Error {
+  constructor(public readonly status: Status) {
+    super(status.message ?? status.reason ?? "error");
+  }
+  get code(): number {
+    return this.status.code;
+  }
+}
+
+function failure(code: number, reason: string, message: string, details?: StatusDetails): ApiError {
+  const status: Status = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code };
+  if (details) status.details = details;
+  return new ApiError(status);
+}
+
+/** "nodes" for core, "poddisruptionbudgets.policy" for a group, as in apiserver messages. */
+export function qualified(resource: string, group: string): string {
+  return group ? `${resource}.${group}` : resource;
+}
+
+export function notFound(resource: string, group: string, name: string): ApiError {
+  return failure(404, "NotFound", `${qualified(resource, group)} "${name}" not found`, {
+    name,
+    ...(group ? { group } : {}),
+    kind: resource,
+  });
+}
+
+export function alreadyExists(resource: string, group: string, name: string): ApiError {
+  return failure(409, "AlreadyExists", `${qualified(resource, group)} "${name}" already exists`, {
+    name,
+    ...(group ? { group } : {}),
+    kind: resource,
+  });
+}
+
+export function conflict(resource: string, group: string, name: string): ApiError {
+  return failure(
+    409,
+    "Conflict",
+    `Operation cannot be fulfilled on ${qualified(resource, group)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    { name, ...(group ? { group } : {}), kind: resource },
+  );
+}
+
+export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
+  const summary = causes.map((c) => `${c.field}: ${c.message}`).join(", ");
+  return failure(422, "Invalid", `${kind} "${name}" is invalid: ${summary}`, {
+    name,
+    ...(group ? { group } : {}),
+    kind,
+    causes: causes.map((c) => ({ reason: c.reason ?? "FieldValueInvalid", message: c.message ?? "", field: c.field ?? "" })),
+  });
+}
+
+export function badRequest(message: string): ApiError {
+  return failure(400, "BadRequest", message);
+}
+
+export function methodNotAllowed(message = "the server does not allow this method on the requested resource"): ApiError {
+  return failure(405, "MethodNotAllowed", message);
+}
+
+export function unsupportedMediaType(contentType: string): ApiError {
+  return failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`);
+}
+
+export function pathNotFound(): ApiError {
+  return failure(404, "NotFound", "the server could not find the requested resource");
+}
+
+export function gone(message: string): ApiError {
+  return failure(410, "Expired", message);
+}
+
+export function tooManyRequests(message: string, causes: StatusCause[]): ApiError {
+  return failure(429, "TooManyRequests", message, { causes });
+}
+
+export function internalError(message: string): ApiError {
+  return failure(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] });
+}
+
+/** The body a successful non-returning DELETE or an eviction answers with. */
+export function success(code: number, details?: StatusDetails): Status {
+  const status: Status = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code };
+  if (details) status.details = details;
+  return status;
+}
+
+/** Normalise anything thrown into an ApiError; never throws. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return internalError(message);
+}

@@ -1,0 +1,307 @@
+/**
+ * The object store: per-resource maps of objects with their JSON serialised
+ * once at write time, one cluster-wide increasing resourceVersion, a bounded
+ * per-resource event history for watch resume, and secondary indexes.
+ *
+ * Stored objects are treated as immutable: every write replaces the object, so
+ * readers may hold on to what they got and share sub-structures safely.
+ */
+
+/** Loose shape of any Kubernetes object the simulator stores. */
+export interface KObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: KMeta;
+  [field: string]: unknown;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface KMeta {
+  name: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  [field: string]: unknown;
+}
+
+/** One stored version of an object. */
+export interface Entry {
+  readonly key: string;
+  readonly obj: KObject;
+  readonly json: string;
+  readonly rv: number;
+}
+
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
+
+/** A change, as watchers and controllers see it. */
+export interface StoreEvent {
+  readonly type: WatchEventType;
+  readonly resource: string;
+  readonly rv: number;
+  readonly entry: Entry;
+  /** The version before a MODIFIED or DELETED. */
+  readonly prev?: Entry;
+}
+
+type Indexer = (obj: KObject) => string[];
+
+/** Key of an object inside its resource: "ns/name" or "name". */
+export function objectKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+class ResourceTable {
+  readonly byKey = new Map<string, Entry>();
+  private sorted: string[] = [];
+  private sortedDirty = false;
+  readonly indexes = new Map<string, { fn: Indexer; map: Map<string, Set<string>> }>();
+  readonly history: StoreEvent[] = [];
+  historyStart = 0;
+  /** Watches starting at or after this resourceVersion can be served from history. */
+  compactedRv: number;
+
+  constructor(
+    readonly name: string,
+    readonly historySize: number,
+    startRv: number,
+  ) {
+    this.compactedRv = startRv;
+  }
+
+  sortedKeys(): string[] {
+    if (this.sortedDirty) {
+      this.sorted.sort();
+      this.sortedDirty = false;
+    }
+    return this.sorted;
+  }
+
+  insertKey(key: string): void {
+    const last = this.sorted[this.sorted.length - 1];
+    if (!this.sortedDirty && last !== undefined && key < last) this.sortedDirty = true;
+    this.sorted.push(key);
+  }
+
+  removeKey(key: string): void {
+    const keys = this.sortedKeys();
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (keys[mid]! < key) lo = mid + 1;
+      else hi = mid;
+    }
+    if (keys[lo] === key) keys.splice(lo, 1);
+  }
+
+  index(obj: KObject, key: string, add: boolean): void {
+    for (const { fn, map } of this.indexes.values()) {
+      for (const value of fn(obj)) {
+        let set = map.get(value);
+        if (add) {
+          if (!set) map.set(value, (set = new Set()));
+          set.add(key);
+        } else if (set) {
+          set.delete(key);
+          if (set.size === 0) map.delete(value);
+        }
+      }
+    }
+  }
+
+  record(event: StoreEvent): void {
+    if (this.historySize <= 0) {
+      this.compactedRv = event.rv;
+      return;
+    }
+    this.history.push(event);
+    if (this.history.length - this.historyStart > this.historySize) {
+      this.compactedRv = this.history[this.historyStart]!.rv;
+      this.historyStart++;
+      // Compact the array now and then rather than shifting on every write.
+      if (this.historyStart > this.historySize) {
+        this.history.splice(0, this.historyStart);
+        this.historyStart = 0;
+      }
+    }
+  }
+
+  /** Events with rv greater than `rv`, oldest first. */
+  eventsAfter(rv: number): StoreEvent[] {
+    const h = this.history;
+    let lo = this.historyStart;
+    let hi = h.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (h[mid]!.rv <= rv) lo = mid + 1;
+      else hi = mid;
+    }
+    return h.slice(lo);
+  }
+}
+
+export type StoreListener = (event: StoreEvent) => void;
+
+/** The simulator's whole state. */
+export class ObjectStore {
+  private rv: number;
+  private readonly tables = new Map<string, ResourceTable>();
+  private readonly listeners = new Set<StoreListener>();
+
+  constructor(
+    private readonly historySize = 10_000,
+    startRv = 1,
+  ) {
+    this.rv = startRv;
+  }
+
+  /** The latest resourceVersion handed out. */
+  get resourceVersion(): number {
+    return this.rv;
+  }
+
+  table(resource: string): ResourceTable {
+    let t = this.tables.get(resource);
+    if (!t) this.tables.set(resource, (t = new ResourceTable(resource, this.historySize, this.rv)));
+    return t;
+  }
+
+  /** Register a secondary index, e.g. pods by spec.nodeName. */
+  addIndex(resource: string, name: string, fn: Indexer): void {
+    const t = this.table(resource);
+    const map = new Map<string, Set<string>>();
+    t.indexes.set(name, { fn, map });
+    for (const [key, e] of t.byKey) {
+      for (const v of fn(e.obj)) {
+        let set = map.get(v);
+        if (!set) map.set(v, (set = new Set()));
+        set.add(key);
+      }
+    }
+  }
+
+  /** Keys whose index value matches. */
+  byIndex(resource: string, name: string, value: string): ReadonlySet<string> {
+    return this.table(resource).indexes.get(name)?.map.get(value) ?? new Set();
+  }
+
+  subscribe(listener: StoreListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get(resource: string, key: string): Entry | undefined {
+    return this.tables.get(resource)?.byKey.get(key);
+  }
+
+  size(resource: string): number {
+    return this.tables.get(resource)?.byKey.size ?? 0;
+  }
+
+  /** Every entry of a resource in key order (as etcd lists them). */
+  *list(resource: string, namespace?: string, afterKey?: string): Generator<Entry> {
+    const t = this.tables.get(resource);
+    if (!t) return;
+    const keys = t.sortedKeys();
+    let start = 0;
+    const from = afterKey ?? (namespace ? `${namespace}/` : undefined);
+    if (from !== undefined) {
+      let lo = 0;
+      let hi = keys.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (keys[mid]! <= from && !(afterKey === undefined && keys[mid]! === from)) lo = mid + 1;
+        else hi = mid;
+      }
+      start = lo;
+    }
+    const prefix = namespace ? `${namespace}/` : undefined;
+    for (let i = start; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (prefix && !key.startsWith(prefix)) break;
+      const e = t.byKey.get(key);
+      if (e) yield e;
+    }
+  }
+
+  /** Every entry of a resource, unordered and fast. */
+  values(resource: string): IterableIterator<Entry> {
+    return (this.tables.get(resource)?.byKey ?? new Map<string, Entry>()).values();
+  }
+
+  /**
+   * Write an object: stamps the next resourceVersion, serialises once, indexes,
+   * records history and notifies listeners. Returns the new entry.
+   */
+  put(resource: string, obj: KObject): Entry {
+    const t = this.table(resource);
+    const key = objectKey(obj.metadata.namespace, obj.metadata.name);
+    const prev = t.byKey.get(key);
+    const rv = ++this.rv;
+    obj.metadata.resourceVersion = String(rv);
+    const entry: Entry = { key, obj, json: JSON.stringify(obj), rv };
+    if (prev) t.index(prev.obj, key, false);
+    else t.insertKey(key);
+    t.byKey.set(key, entry);
+    t.index(obj, key, true);
+    this.emit(t, prev ? { type: "MODIFIED", resource, rv, entry, prev } : { type: "ADDED", resource, rv, entry });
+    return entry;
+  }
+
+  /** Remove an object; the DELETED event carries a fresh resourceVersion. */
+  remove(resource: string, key: string): Entry | undefined {
+    const t = this.tables.get(resource);
+    const prev = t?.byKey.get(key);
+    if (!t || !prev) return undefined;
+    const rv = ++this.rv;
+    const obj: KObject = { ...prev.obj, metadata: { ...prev.obj.metadata, resourceVersion: String(rv) } };
+    const entry: Entry = { key, obj, json: JSON.stringify(obj), rv };
+    t.byKey.delete(key);
+    t.removeKey(key);
+    t.index(prev.obj, key, false);
+    this.emit(t, { type: "DELETED", resource, rv, entry, prev });
+    return entry;
+  }
+
+  private emit(t: ResourceTable, event: StoreEvent): void {
+    t.record(event);
+    for (const l of this.listeners) l(event);
+  }
+
+  /** Oldest resourceVersion a watch on `resource` may resume from. */
+  compactedRv(resource: string): number {
+    return this.table(resource).compactedRv;
+  }
+
+  /** History events of `resource` after `rv`. */
+  eventsAfter(resource: string, rv: number): StoreEvent[] {
+    return this.table(resource).eventsAfter(rv);
+  }
+
+  /** Forget history so far: watches must start from now on (used after bulk generation). */
+  compactAll(): void {
+    for (const t of this.tables.values()) {
+      t.history.length = 0;
+      t.historyStart = 0;
+      t.compactedRv = this.rv;
+    }
+  }
+}
