@@ -1,0 +1,68 @@
+// Prisma's own schema engine, compiled to WebAssembly, driven offline (the CLI's native
+// engine cannot be downloaded here). Dev-time only: generating migrations and checking
+// that schema.prisma and prisma/migrations agree.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
+import { MIGRATIONS_DIR, readMigrations } from "../src/db/migrations.js";
+
+const require = createRequire(import.meta.url);
+export const SCHEMA_PATH = join(MIGRATIONS_DIR, "..", "schema.prisma");
+
+// The package's entry imports its .wasm as an ES module, which Node 20 only does behind a
+// flag; instantiate it by hand exactly as that entry would.
+async function loadEngine() {
+  const bg = await import("@prisma/schema-engine-wasm/schema_engine_bg" as string);
+  // The .wasm is not in the package's exports: find it beside the entry.
+  const wasmPath = join(dirname(require.resolve("@prisma/schema-engine-wasm")), "schema_engine_bg.wasm");
+  const module = new WebAssembly.Module(readFileSync(wasmPath));
+  const instance = new WebAssembly.Instance(module, { "./schema_engine_bg.js": bg });
+  bg.__wbg_set_wasm(instance.exports);
+  (instance.exports as { __wbindgen_start(): void }).__wbindgen_start();
+  return bg.SchemaEngine;
+}
+
+const filters = { externalTables: [], externalEnums: [] };
+
+/** The migrations folder in the engine's terms. */
+function migrationsList() {
+  return {
+    baseDir: MIGRATIONS_DIR,
+    lockfile: { path: join(MIGRATIONS_DIR, "migration_lock.toml"), content: readFileSync(join(MIGRATIONS_DIR, "migration_lock.toml"), "utf8") },
+    shadowDbInitScript: "",
+    migrationDirectories: readMigrations().map((m) => ({
+      path: join(MIGRATIONS_DIR, m.name),
+      migrationFile: { path: "migration.sql", content: { tag: "ok", value: m.sql } },
+    })),
+  };
+}
+
+/**
+ * The SQL that takes the database from what prisma/migrations builds to what schema.prisma
+ * describes; empty when they agree. Runs against a throwaway in-memory PGlite.
+ */
+export async function pendingSchemaChange(): Promise<string> {
+  const SchemaEngine = await loadEngine();
+  const pglite = new PGlite();
+  try {
+    const datamodel = readFileSync(SCHEMA_PATH, "utf8");
+    const engine = await SchemaEngine.new(
+      { datamodels: [[SCHEMA_PATH, datamodel]] },
+      () => {},
+      bindMigrationAwareSqlAdapterFactory(new PrismaPGlite(pglite)),
+    );
+    const result = await engine.diff({
+      from: { tag: "migrations", ...migrationsList() },
+      to: { tag: "schemaDatamodel", files: [{ path: SCHEMA_PATH, content: datamodel }] },
+      script: true,
+      exitCode: true,
+      filters,
+    });
+    return result.exitCode === 2 ? (result.stdout ?? "") : "";
+  } finally {
+    await pglite.close();
+  }
+}

@@ -1,0 +1,79 @@
+import { ConfigError } from "../config/config.js";
+import { DatabaseUnavailableError } from "../db/database.js";
+import { MigrationError } from "../db/migrator.js";
+import { VERSION } from "../package-info.js";
+import { MIGRATE_HELP, migrateCommand } from "./migrate-command.js";
+import { SERVE_HELP, serveCommand } from "./serve-command.js";
+
+interface Command {
+  summary: string;
+  help: string | (() => Promise<string>);
+  run(argv: string[]): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  serve: { summary: "run the GraphQL service (default)", help: SERVE_HELP, run: serveCommand },
+  migrate: { summary: "apply database migrations and exit", help: MIGRATE_HELP, run: migrateCommand },
+};
+
+const USAGE = `node-inventory ${VERSION}: a live GraphQL inventory of Kubernetes nodes.
+
+Usage: node-inventory [command] [options]
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([name, command]) => `  ${name.padEnd(10)}${command.summary}`)
+  .join("\n")}
+
+Run \`node-inventory <command> --help\` for a command's options.`;
+
+/** Errors whose message is the whole story: printed as one line, no stack. */
+const EXPECTED: Record<string, number> = {
+  [ConfigError.name]: 2,
+  [DatabaseUnavailableError.name]: 1,
+  [MigrationError.name]: 1,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === "--help" || first === "-h" || first === "help") return print(USAGE);
+  if (first === "--version") return print(VERSION);
+  const named = first !== undefined && !first.startsWith("-");
+  const name = named ? first : "serve";
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`node-inventory: unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(", ")})`);
+    return 2;
+  }
+  const args = named ? rest : argv;
+  if (args.includes("--help") || args.includes("-h")) {
+    return print(typeof command.help === "string" ? command.help : await command.help());
+  }
+  return command.run(args);
+}
+
+function print(text: string): number {
+  console.log(text);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    // Everything was closed in order; a stray handle must not keep a stopped service alive.
+    setTimeout(() => process.exit(code), 2_000).unref();
+  },
+  (error: unknown) => {
+    const e = error as Error & { code?: string; address?: string; port?: number };
+    if (e?.name in EXPECTED) {
+      console.error(`node-inventory: ${e.message}`);
+      process.exitCode = EXPECTED[e.name];
+    } else if (e?.code === "EADDRINUSE" || e?.code === "EACCES" || e?.code === "EADDRNOTAVAIL") {
+      console.error(`node-inventory: cannot listen on ${e.address}:${e.port} (${e.code})`);
+      process.exitCode = 1;
+    } else {
+      console.error("node-inventory: failed:", error);
+      process.exitCode = 1;
+    }
+  },
+);

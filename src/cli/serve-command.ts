@@ -1,0 +1,37 @@
+import { createApp } from "../app/create-app.js";
+import { loadConfig, settingsHelp, SETTINGS } from "../config/config.js";
+import { createLogger } from "../log/logger.js";
+
+export const SERVE_HELP = `Usage: node-inventory serve [options]
+
+Starts the GraphQL service (HTTP and graphql-ws on /graphql, /healthz, /readyz).
+Flags win over environment variables.
+
+Options:
+${settingsHelp(Object.keys(SETTINGS) as (keyof typeof SETTINGS)[])}
+  --help                   show this help`;
+
+/** Runs until SIGINT/SIGTERM; resolves with the exit code. */
+export async function serveCommand(argv: string[]): Promise<number> {
+  const config = loadConfig(argv);
+  const logger = createLogger(config.logLevel);
+  const app = createApp(config, { logger });
+  await app.start();
+  return new Promise((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        // A second signal while stopping means "now".
+        logger.warn({ signal }, "second signal: exiting without a clean shutdown");
+        process.exit(1);
+      }
+      stopping = true;
+      logger.info({ signal }, "signal received");
+      app.stop().then(
+        () => resolve(0),
+        (error: unknown) => (logger.error({ err: error }, "shutdown failed"), resolve(1)),
+      );
+    };
+    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  });
+}

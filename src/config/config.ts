@@ -1,0 +1,141 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+/** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
+export type DatabaseConfig =
+  | { kind: "postgres"; url: string }
+  | { kind: "pglite"; dataDir: string | "memory" };
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Everything `serve` needs, already validated. */
+export interface Config {
+  host: string;
+  port: number;
+  database: DatabaseConfig;
+  logLevel: LogLevel;
+}
+
+/** A setting that cannot be used; the CLI prints `message` alone and exits 2. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * One row per setting: the CLI flag, the environment variable that stands in for it, and
+ * the default. Flags win over the environment. The README's configuration table mirrors it.
+ */
+export const SETTINGS = {
+  host: { flag: "host", env: "HOST", default: "127.0.0.1", help: "address to listen on" },
+  port: { flag: "port", env: "PORT", default: "4000", help: "port to listen on; 0 picks a free one" },
+  databaseUrl: {
+    flag: "database-url",
+    env: "DATABASE_URL",
+    default: undefined,
+    help: "postgresql:// URL; unset selects embedded PGlite",
+  },
+  dataDir: { flag: "data-dir", env: "DATA_DIR", default: "./data", help: "PGlite directory; `memory` keeps it in memory" },
+  logLevel: { flag: "log-level", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join("|") },
+} as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
+
+type SettingName = keyof typeof SETTINGS;
+
+/** parseArgs options for a subset of settings, every one a string flag. */
+export function settingOptions(names: readonly SettingName[]): NonNullable<ParseArgsConfig["options"]> {
+  return Object.fromEntries(names.map((name) => [SETTINGS[name].flag, { type: "string" as const }]));
+}
+
+/** `--flag value` lines for `--help`, aligned. */
+export function settingsHelp(names: readonly SettingName[]): string {
+  const rows = names.map((name) => {
+    const s = SETTINGS[name];
+    const fallback = s.default === undefined ? "" : ` (default ${s.default})`;
+    return [`  --${s.flag} <value>`, `${s.help}${fallback}; env ${s.env}`];
+  });
+  const width = Math.max(...rows.map(([left]) => left!.length)) + 2;
+  return rows.map(([left, right]) => left!.padEnd(width) + right).join("\n");
+}
+
+/** Reads one setting: the flag if given, else the environment, else the default. */
+function pick(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): string | undefined {
+  const s = SETTINGS[name];
+  const fromFlag = flags[s.flag];
+  if (typeof fromFlag === "string") return fromFlag;
+  const fromEnv = env[s.env];
+  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  return s.default;
+}
+
+function describeSource(name: SettingName, flags: Record<string, unknown>): string {
+  const s = SETTINGS[name];
+  return typeof flags[s.flag] === "string" ? `--${s.flag}` : s.env;
+}
+
+/** Parses `argv` (after the command name) and `env` into a Config, or throws ConfigError. */
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Config {
+  const names = Object.keys(SETTINGS) as SettingName[];
+  const flags = parseFlags(argv, settingOptions(names));
+  return configFrom(flags, env);
+}
+
+/** Validates settings already parsed from flags (by parseFlags) against the environment. */
+export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Config {
+  const host = pick("host", flags, env)!;
+  if (host.trim() === "") throw new ConfigError(`${describeSource("host", flags)}: must not be empty`);
+
+  const portText = pick("port", flags, env)!;
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) {
+    throw new ConfigError(
+      `${describeSource("port", flags)}: "${portText}" is not a port number (0-65535; 0 picks a free port)`,
+    );
+  }
+
+  const logLevel = pick("logLevel", flags, env)! as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`${describeSource("logLevel", flags)}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
+  }
+
+  return { host, port, logLevel, database: databaseConfig(flags, env) };
+}
+
+function databaseConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): DatabaseConfig {
+  const url = pick("databaseUrl", flags, env);
+  if (url === undefined) return { kind: "pglite", dataDir: pick("dataDir", flags, env)! };
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // The URL may hold a password: never echo it back.
+    throw new ConfigError(`${describeSource("databaseUrl", flags)}: not a valid URL (expected postgresql://user@host:5432/db)`);
+  }
+  if (parsed.protocol !== "postgresql:" && parsed.protocol !== "postgres:") {
+    throw new ConfigError(
+      `${describeSource("databaseUrl", flags)}: scheme "${parsed.protocol.replace(/:$/, "")}" is not supported (use postgresql://)`,
+    );
+  }
+  return { kind: "postgres", url };
+}
+
+/** parseArgs in strict mode, with its errors turned into one ConfigError line. */
+export function parseFlags(
+  argv: readonly string[],
+  options: NonNullable<ParseArgsConfig["options"]>,
+): Record<string, unknown> {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new ConfigError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ""));
+  }
+}
+
+/** postgresql://user:secret@host/db → postgresql://user@host/db: safe to log. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return "(unparseable URL)";
+  }
+}

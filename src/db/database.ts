@@ -1,0 +1,121 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { redactDatabaseUrl, type DatabaseConfig } from "../config/config.js";
+import { PrismaClient } from "./generated/client.js";
+import type { SqlConnection } from "./sql-connection.js";
+
+/** The database port: Prisma for the domain, raw SQL for the few things Prisma does not do. */
+export interface Database {
+  readonly kind: DatabaseConfig["kind"];
+  /** Where it is, safe to log (no password). */
+  readonly description: string;
+  readonly prisma: PrismaClient;
+  /** Runs `fn` on one dedicated connection (session state such as advisory locks holds). */
+  withConnection<T>(fn: (connection: SqlConnection) => Promise<T>): Promise<T>;
+  /** True when a trivial query answers within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** The database cannot be reached or opened; the message is safe to print. */
+export class DatabaseUnavailableError extends Error {
+  override name = "DatabaseUnavailableError";
+}
+
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/** Opens the configured backend and proves it answers; throws DatabaseUnavailableError if not. */
+export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+  return config.kind === "postgres" ? openPostgres(config.url) : openPglite(config.dataDir);
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const description = redactDatabaseUrl(url);
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, max: 10 });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on("error", () => {});
+  try {
+    await pool.query("SELECT 1");
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new DatabaseUnavailableError(`cannot reach the database at ${description}: ${describePgError(error)}`);
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  let closed = false;
+  return {
+    kind: "postgres",
+    description,
+    prisma,
+    async withConnection(fn) {
+      const client = await pool.connect();
+      try {
+        return await fn({
+          exec: async (script) => void (await client.query(script)),
+          query: async (sql, params) => (await client.query(sql, params)).rows,
+        });
+      } finally {
+        client.release();
+      }
+    },
+    ping: (timeoutMs = 2_000) => withTimeout(pool.query("SELECT 1").then(() => true), timeoutMs),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const inMemory = dataDir === "memory";
+  const description = inMemory ? "embedded PGlite (in memory)" : `embedded PGlite at ${dataDir}`;
+  let pglite: PGlite;
+  try {
+    if (!inMemory) mkdirSync(dataDir, { recursive: true });
+    pglite = await PGlite.create(inMemory ? undefined : dataDir);
+  } catch (error) {
+    throw new DatabaseUnavailableError(`cannot open ${description}: ${(error as Error).message}`);
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const connection: SqlConnection = {
+    exec: async (script) => void (await pglite.exec(script)),
+    query: async (sql, params) => (await pglite.query(sql, params)).rows as never[],
+  };
+  let closed = false;
+  return {
+    kind: "pglite",
+    description,
+    prisma,
+    // PGlite is one connection already; callers are serialised by PGlite itself.
+    withConnection: (fn) => fn(connection),
+    ping: (timeoutMs = 2_000) => withTimeout(pglite.query("SELECT 1").then(() => true), timeoutMs),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await prisma.$disconnect();
+      await pglite.close();
+    },
+  };
+}
+
+function withTimeout(probe: Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    probe.then(
+      (ok) => (clearTimeout(timer), resolve(ok)),
+      () => (clearTimeout(timer), resolve(false)),
+    );
+  });
+}
+
+/** pg's errors: the code (ECONNREFUSED, 3D000 …) and message, never the connection string. */
+function describePgError(error: unknown): string {
+  const e = error as { code?: string; message?: string; errors?: { code?: string }[] };
+  const code = e.code ?? e.errors?.[0]?.code;
+  const message = e.message && e.message.length > 0 ? e.message : "connection failed";
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}

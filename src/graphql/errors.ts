@@ -1,0 +1,74 @@
+import { ApolloServerErrorCode } from "@apollo/server/errors";
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+
+/** The `extensions.code` values of the API contract: the only codes clients ever see. */
+export const ErrorCode = {
+  UNAUTHENTICATED: "UNAUTHENTICATED",
+  FORBIDDEN: "FORBIDDEN",
+  NOT_FOUND: "NOT_FOUND",
+  BAD_USER_INPUT: "BAD_USER_INPUT",
+  CONFLICT: "CONFLICT",
+  UNAVAILABLE: "UNAVAILABLE",
+  INTERNAL_SERVER_ERROR: "INTERNAL_SERVER_ERROR",
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+const CONTRACT_CODES = new Set<string>(Object.values(ErrorCode));
+
+/** A failure the caller should see as is: its message is written for them and holds no secret. */
+export class AppError extends GraphQLError {
+  constructor(code: ErrorCode, message: string, extensions: Record<string, unknown> = {}) {
+    super(message, { extensions: { ...extensions, code } });
+    this.name = "AppError";
+  }
+}
+
+/**
+ * What each of Apollo's own codes means in the contract. A Record, so a code added to
+ * Apollo's enum fails the build until it is mapped here.
+ */
+const FROM_APOLLO: Record<ApolloServerErrorCode, ErrorCode> = {
+  [ApolloServerErrorCode.INTERNAL_SERVER_ERROR]: ErrorCode.INTERNAL_SERVER_ERROR,
+  [ApolloServerErrorCode.GRAPHQL_PARSE_FAILED]: ErrorCode.BAD_USER_INPUT,
+  [ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED]: ErrorCode.BAD_USER_INPUT,
+  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND]: ErrorCode.BAD_USER_INPUT,
+  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED]: ErrorCode.BAD_USER_INPUT,
+  [ApolloServerErrorCode.BAD_USER_INPUT]: ErrorCode.BAD_USER_INPUT,
+  [ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE]: ErrorCode.BAD_USER_INPUT,
+  [ApolloServerErrorCode.BAD_REQUEST]: ErrorCode.BAD_USER_INPUT,
+};
+
+/**
+ * The one error formatter for HTTP and WebSocket. Never throws. Errors we raised on purpose
+ * and GraphQL's own request errors pass with a contract code; anything else is an internal
+ * error whose message is replaced, so no stack, SQL or credential leaks. `report` receives
+ * those unexpected errors for logging.
+ */
+export function formatError(
+  formatted: GraphQLFormattedError,
+  original: unknown,
+  report: (error: unknown) => void = () => {},
+): GraphQLFormattedError {
+  const given = formatted.extensions?.code;
+  const cause = original instanceof GraphQLError ? (original.originalError ?? original) : original;
+  const code =
+    typeof given === "string" && CONTRACT_CODES.has(given)
+      ? (given as ErrorCode)
+      : typeof given === "string" && given in FROM_APOLLO
+        ? FROM_APOLLO[given as ApolloServerErrorCode]
+        : // GraphQL's own request errors (syntax, validation, variable coercion) wrap nothing.
+          original instanceof GraphQLError && original.originalError === undefined
+          ? ErrorCode.BAD_USER_INPUT
+          : ErrorCode.INTERNAL_SERVER_ERROR;
+  if (code === ErrorCode.INTERNAL_SERVER_ERROR && !(cause instanceof AppError)) {
+    report(cause);
+    return {
+      message: "Internal server error",
+      ...(formatted.path ? { path: formatted.path } : {}),
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      extensions: { code },
+    };
+  }
+  const { stacktrace: _stack, http: _http, ...extensions } = formatted.extensions ?? {};
+  return { ...formatted, extensions: { ...extensions, code } };
+}

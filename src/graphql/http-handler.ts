@@ -1,0 +1,91 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { HeaderMap, type ApolloServer } from "@apollo/server";
+import type { RequestContext } from "./context.js";
+
+/** The largest request body accepted; GraphQL documents are small, so this is generous. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const SUPPORTED_CHARSET = /^utf-?8$/i;
+
+/**
+ * GraphQL over HTTP on node:http, in front of Apollo Server: reads and parses the body
+ * with a size limit, hands Apollo the request and writes back its answer.
+ */
+export function graphqlHttpHandler(
+  apollo: ApolloServer<RequestContext>,
+  contextFor: (req: IncomingMessage) => RequestContext,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
+    }
+    let body: unknown;
+    if (req.method === "POST") {
+      const read = await readBody(req);
+      if ("error" in read) return sendError(res, read.status, read.error);
+      const contentType = headers.get("content-type") ?? "";
+      const [mediaType = "", ...params] = contentType.split(";").map((part) => part.trim());
+      const charset = params.find((p) => p.toLowerCase().startsWith("charset="))?.slice(8).replace(/"/g, "");
+      if (charset && !SUPPORTED_CHARSET.test(charset)) {
+        return sendError(res, 415, `Unsupported charset "${charset}": send UTF-8`);
+      }
+      if (/^application\/(.+\+)?json$/i.test(mediaType)) {
+        try {
+          body = read.text === "" ? undefined : JSON.parse(read.text);
+        } catch {
+          return sendError(res, 400, "The request body is not valid JSON");
+        }
+      } else {
+        body = read.text;
+      }
+    }
+    const url = req.url ?? "/";
+    const queryAt = url.indexOf("?");
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method ?? "GET", headers, search: queryAt < 0 ? "" : url.slice(queryAt), body },
+      context: async () => contextFor(req),
+    });
+    for (const [key, value] of response.headers) res.setHeader(key, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === "complete") {
+      res.end(response.body.string);
+      return;
+    }
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  };
+}
+
+type BodyRead = { text: string } | { status: number; error: string };
+
+function readBody(req: IncomingMessage): Promise<BodyRead> {
+  return new Promise((resolve) => {
+    const declared = Number(req.headers["content-length"]);
+    if (declared > MAX_BODY_BYTES) {
+      req.resume();
+      return resolve({ status: 413, error: `The request body is larger than ${MAX_BODY_BYTES} bytes` });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.removeAllListeners("data");
+        req.resume();
+        resolve({ status: 413, error: `The request body is larger than ${MAX_BODY_BYTES} bytes` });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve({ text: Buffer.concat(chunks).toString("utf8") }));
+    req.on("error", () => resolve({ status: 400, error: "The request body could not be read" }));
+  });
+}
+
+/** A GraphQL-shaped error for failures before Apollo sees the request. */
+function sendError(res: ServerResponse, status: number, message: string): void {
+  res.statusCode = status;
+  res.setHeader("content-type", "application/json; charset=utf-8");
+  res.end(JSON.stringify({ errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] }));
+}

@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ConfigError, loadConfig, redactDatabaseUrl } from "../../src/config/config.js";
+
+describe("configuration", () => {
+  test("with nothing set, it listens on 127.0.0.1:4000 with PGlite in ./data", () => {
+    assert.deepEqual(loadConfig([], {}), {
+      host: "127.0.0.1",
+      port: 4000,
+      logLevel: "info",
+      database: { kind: "pglite", dataDir: "./data" },
+    });
+  });
+
+  test("flags win over environment variables", () => {
+    const config = loadConfig(["--port", "5000", "--host=0.0.0.0"], { PORT: "6000", HOST: "10.0.0.1", LOG_LEVEL: "debug" });
+    assert.equal(config.port, 5000);
+    assert.equal(config.host, "0.0.0.0");
+    assert.equal(config.logLevel, "debug");
+  });
+
+  test("a postgresql:// URL selects PostgreSQL, `memory` keeps PGlite in memory", () => {
+    assert.deepEqual(loadConfig([], { DATABASE_URL: "postgresql://u:p@db:5432/inv" }).database, {
+      kind: "postgres",
+      url: "postgresql://u:p@db:5432/inv",
+    });
+    assert.deepEqual(loadConfig(["--data-dir", "memory"], {}).database, { kind: "pglite", dataDir: "memory" });
+  });
+
+  const invalid: [string, string[], Record<string, string>, RegExp][] = [
+    ["a port that is not a number", ["--port", "abc"], {}, /^--port: "abc" is not a port number/],
+    ["a port out of range", [], { PORT: "70000" }, /^PORT: "70000" is not a port number/],
+    ["an unknown log level", ["--log-level", "loud"], {}, /^--log-level: "loud" is not one of fatal, error/],
+    ["a database URL of another scheme", [], { DATABASE_URL: "mysql://x@y/z" }, /^DATABASE_URL: scheme "mysql" is not supported/],
+    ["an unknown flag", ["--nope"], {}, /Unknown option '--nope'/],
+    ["a flag without its value", ["--port"], {}, /Option '--port <value>' argument missing/],
+  ];
+  for (const [what, argv, env, message] of invalid) {
+    test(`${what} is a ConfigError naming the setting`, () => {
+      assert.throws(() => loadConfig(argv, env), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, message);
+        assert.doesNotMatch(error.message, /\n/);
+        return true;
+      });
+    });
+  }
+
+  test("a malformed database URL is refused without echoing it (it may hold a password)", () => {
+    assert.throws(() => loadConfig([], { DATABASE_URL: "postgresql://u:s3cret@[bad" }), (error: Error) => {
+      assert.doesNotMatch(error.message, /s3cret/);
+      return true;
+    });
+  });
+
+  test("redactDatabaseUrl drops the password", () => {
+    assert.equal(redactDatabaseUrl("postgresql://app:s3cret@db:5432/inv"), "postgresql://app@db:5432/inv");
+  });
+});

@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Database } from "../../src/db/database.js";
+import { openDatabase, DatabaseUnavailableError } from "../../src/db/database.js";
+import { readMigrations } from "../../src/db/migrations.js";
+import { migrate } from "../../src/db/migrator.js";
+import { createLogger } from "../../src/log/logger.js";
+import { BACKENDS } from "../support/databases.js";
+
+const logger = createLogger("silent");
+
+for (const backend of BACKENDS) {
+  describe(`database on ${backend.name}`, () => {
+    async function withFresh(fn: (db: Database) => Promise<void>) {
+      const fresh = await backend.create();
+      const db = await fresh.open();
+      try {
+        await fn(db);
+      } finally {
+        await db.close();
+        await fresh.drop();
+      }
+    }
+
+    test("migrations apply once, and the ledger is Prisma's", async () => {
+      await withFresh(async (db) => {
+        const all = readMigrations().map((m) => m.name);
+        assert.deepEqual(await db.withConnection((c) => migrate(c, logger)), all);
+        assert.deepEqual(await db.withConnection((c) => migrate(c, logger)), []);
+        const ledger = await db.withConnection((c) =>
+          c.query<{ migration_name: string; checksum: string; finished: boolean }>(
+            `SELECT migration_name, checksum, finished_at IS NOT NULL AS finished FROM "_prisma_migrations" ORDER BY migration_name`,
+          ),
+        );
+        assert.deepEqual(
+          ledger,
+          readMigrations().map((m) => ({ migration_name: m.name, checksum: m.checksum, finished: true })),
+        );
+      });
+    });
+
+    test("Prisma reads and writes the migrated tables", async () => {
+      await withFresh(async (db) => {
+        await db.withConnection((c) => migrate(c, logger));
+        await db.prisma.cluster.create({ data: { name: "prod-eu" } });
+        const found = await db.prisma.cluster.findUnique({ where: { name: "prod-eu" } });
+        assert.equal(found?.name, "prod-eu");
+        assert.ok(found.firstSeenAt instanceof Date);
+        assert.equal(await db.ping(), true);
+      });
+    });
+
+    test("a migration that fails leaves no trace", async () => {
+      await withFresh(async (db) => {
+        const broken = [{ name: "29990101000000_broken", sql: "CREATE TABLE half (id int); SELECT nope FROM nowhere;", checksum: "x" }];
+        await assert.rejects(db.withConnection((c) => migrate(c, logger, broken)), /migration 29990101000000_broken failed/);
+        const tables = await db.withConnection((c) => c.query(`SELECT 1 FROM pg_tables WHERE tablename = 'half'`));
+        assert.equal(tables.length, 0);
+        const ledger = await db.withConnection((c) => c.query(`SELECT 1 FROM "_prisma_migrations"`));
+        assert.equal(ledger.length, 0);
+      });
+    });
+  });
+}
+
+describe("database on postgres, several replicas", () => {
+  test("replicas migrating at once apply each migration exactly once", async () => {
+    const fresh = await BACKENDS.find((b) => b.name === "postgres")!.create();
+    const replicas = await Promise.all([fresh.open(), fresh.open(), fresh.open()]);
+    try {
+      const applied = await Promise.all(replicas.map((db) => db.withConnection((c) => migrate(c, logger))));
+      assert.deepEqual(applied.flat().sort(), readMigrations().map((m) => m.name).sort());
+    } finally {
+      await Promise.all(replicas.map((db) => db.close()));
+      await fresh.drop();
+    }
+  });
+
+  test("an unreachable server is a DatabaseUnavailableError that hides the password", async () => {
+    await assert.rejects(openDatabase({ kind: "postgres", url: "postgresql://app:s3cret@127.0.0.1:1/inv" }), (error: Error) => {
+      assert.ok(error instanceof DatabaseUnavailableError);
+      assert.match(error.message, /^cannot reach the database at postgresql:\/\/app@127\.0\.0\.1:1\/inv: .*ECONNREFUSED/);
+      assert.doesNotMatch(error.message, /s3cret/);
+      return true;
+    });
+  });
+});

@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { createClient } from "graphql-ws";
+import WebSocket from "ws";
+import type { App } from "../../src/app/create-app.js";
+import { graphql, startTestApp, type CapturedLogs } from "../support/app.js";
+
+describe("the GraphQL server", () => {
+  let app: App;
+  let url: string;
+  let logs: CapturedLogs;
+  before(async () => ({ app, url, logs } = await startTestApp()));
+  after(() => app.stop());
+
+  test("answers { __typename } over HTTP POST", async () => {
+    const { status, body } = await graphql(url, "{ __typename }");
+    assert.equal(status, 200);
+    assert.deepEqual(body, { data: { __typename: "Query" } });
+  });
+
+  test("answers GET queries that carry a CSRF-safe header", async () => {
+    const response = await fetch(`${url}/graphql?query=${encodeURIComponent("{ service { database { kind reachable } } }")}`, {
+      headers: { "apollo-require-preflight": "true" },
+    });
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { data: { service: { database: { kind: "pglite", reachable: true } } } });
+  });
+
+  test("refuses a simple cross-site GET (CSRF) with a contract code", async () => {
+    const response = await fetch(`${url}/graphql?query=${encodeURIComponent("{ __typename }")}`);
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { errors: { extensions: { code: string } }[] };
+    assert.equal(body.errors[0]!.extensions.code, "BAD_USER_INPUT");
+  });
+
+  test("/healthz and /readyz answer JSON", async () => {
+    const health = await fetch(`${url}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: "ok" });
+    const ready = await fetch(`${url}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: "ready", checks: { database: { ok: true } } });
+  });
+
+  test("a query for a field that does not exist is BAD_USER_INPUT naming the field", async () => {
+    const { status, body } = await graphql(url, "{ nodez }", undefined, { accept: "application/graphql-response+json" });
+    assert.equal(status, 400);
+    assert.equal(body.errors![0].extensions.code, "BAD_USER_INPUT");
+    assert.match(body.errors![0].message, /Cannot query field "nodez" on type "Query"/);
+  });
+
+  test("a syntax error is BAD_USER_INPUT, with 200 for clients that only accept application/json", async () => {
+    const { status, body } = await graphql(url, "{ service ", undefined, { accept: "application/json" });
+    assert.equal(status, 200);
+    assert.equal(body.errors![0].extensions.code, "BAD_USER_INPUT");
+    assert.match(body.errors![0].message, /Syntax Error/);
+  });
+
+  test("a body that is not JSON is a 400 with BAD_USER_INPUT", async () => {
+    const response = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: "{nope" });
+    assert.equal(response.status, 400);
+    assert.deepEqual(await response.json(), {
+      errors: [{ message: "The request body is not valid JSON", extensions: { code: "BAD_USER_INPUT" } }],
+    });
+  });
+
+  test("a body over 1 MiB is refused with 413", async () => {
+    const query = `{ __typename ${" ".repeat(1024 * 1024)} }`;
+    const response = await fetch(`${url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query }),
+    });
+    assert.equal(response.status, 413);
+  });
+
+  test("every request is logged with a request id, echoed to the caller", async () => {
+    const response = await fetch(`${url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-request-id": "trace-123" },
+      body: JSON.stringify({ query: "{ __typename }" }),
+    });
+    assert.equal(response.headers.get("x-request-id"), "trace-123");
+    const line = logs.lines.find((l) => l.requestId === "trace-123" && l.msg === "request");
+    assert.ok(line, "a log line for the request");
+    assert.equal(line.status, 200);
+    assert.equal(line.path, "/graphql");
+  });
+
+  test("the landing page is local: it loads nothing from the internet", async () => {
+    const response = await fetch(`${url}/`);
+    assert.equal(response.status, 200);
+    const html = await response.text();
+    assert.match(html, /node-inventory/);
+    assert.doesNotMatch(html, /<script|<link|src="http|href="http/);
+  });
+
+  test("graphql-ws: a client connects on /graphql and runs an operation", async () => {
+    const client = createClient({ url: url.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, retryAttempts: 0 });
+    try {
+      const result = await new Promise((resolve, reject) => {
+        let value: unknown;
+        client.subscribe({ query: "{ __typename service { version } }" }, {
+          next: (v) => (value = v),
+          error: reject,
+          complete: () => resolve(value),
+        });
+      });
+      assert.deepEqual(result, { data: { __typename: "Query", service: { version: "0.1.0" } } });
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  test("graphql-ws: errors carry contract codes too", async () => {
+    const client = createClient({ url: url.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, retryAttempts: 0 });
+    try {
+      const errors = await new Promise<readonly { message: string; extensions?: Record<string, unknown> }[]>((resolve, reject) => {
+        client.subscribe({ query: "{ nodez }" }, { next: () => reject(new Error("no data expected")), error: (e) => resolve(e as never), complete: () => {} });
+      });
+      assert.equal(errors[0]!.extensions?.code, "BAD_USER_INPUT");
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+describe("shutdown", () => {
+  test("closes open WebSockets with 1001, stops listening, and is idempotent", async () => {
+    const { app, url } = await startTestApp();
+    const socket = new WebSocket(url.replace(/^http/, "ws") + "/graphql", "graphql-transport-ws");
+    await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+    const closed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
+    await Promise.all([app.stop(), app.stop()]);
+    assert.equal(await closed, 1001);
+    assert.equal(app.state, "stopped");
+    await assert.rejects(fetch(`${url}/healthz`));
+    await app.stop();
+  });
+});

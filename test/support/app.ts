@@ -1,0 +1,47 @@
+import { Writable } from "node:stream";
+import { createApp, type App, type AppOverrides } from "../../src/app/create-app.js";
+import type { Config } from "../../src/config/config.js";
+import { createLogger } from "../../src/log/logger.js";
+
+/** Log lines the app wrote, parsed, for tests that assert on logging. */
+export interface CapturedLogs {
+  lines: Record<string, unknown>[];
+}
+
+/**
+ * Starts the real app through the real composition root on 127.0.0.1:0 with an in-memory
+ * PGlite unless told otherwise. Logs are captured rather than printed.
+ */
+export async function startTestApp(
+  config: Partial<Config> = {},
+  overrides: AppOverrides = {},
+): Promise<{ app: App; url: string; logs: CapturedLogs }> {
+  const logs: CapturedLogs = { lines: [] };
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split("\n")) if (line) logs.lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const app = createApp(
+    { host: "127.0.0.1", port: 0, logLevel: "info", database: { kind: "pglite", dataDir: "memory" }, ...config },
+    { logger: createLogger("info", sink), ...overrides },
+  );
+  await app.start();
+  return { app, url: app.url, logs };
+}
+
+/** POSTs a GraphQL operation and returns the HTTP status and parsed body. */
+export async function graphql(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: { data?: any; errors?: any[] } }> {
+  const response = await fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: response.status, body: (await response.json()) as { data?: any; errors?: any[] } };
+}
