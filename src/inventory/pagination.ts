@@ -1,0 +1,162 @@
+/**
+ * Keyset cursor pagination over an already sorted list.
+ *
+ * A cursor names a position by the sort key of the last item seen, not by an index, so the next
+ * page starts strictly after that key even when items were added or removed in between: nothing
+ * is skipped or repeated because the list shifted. Keys end in (cluster, name), which is unique,
+ * so the order is total and every key has exactly one place.
+ */
+
+import { AppError, ErrorCode } from "../graphql/errors.js";
+
+/** Page size used when `first` is omitted. */
+export const DEFAULT_PAGE_SIZE = 100;
+/** The largest `first` a client may ask for. */
+export const MAX_PAGE_SIZE = 5000;
+
+export type OrderDirection = "ASC" | "DESC";
+
+/** Which ordering a list is sorted by; a cursor is only valid for the ordering that made it. */
+export interface OrderSpec {
+  field: string;
+  direction: OrderDirection;
+}
+
+/**
+ * A position in an ordering: the primary value (a string, a number, or null when the item has no
+ * value, e.g. no metrics sample), then cluster and name.
+ */
+export type SortKey = readonly [primary: string | number | null, cluster: string, name: string];
+
+function compareValues(a: string | number, b: string | number): number {
+  // Code-unit order for strings (not localeCompare): deterministic, and what binary search needs.
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The total order behind every sorted list and cursor: the primary value in `direction`, items
+ * without one last in both directions, then cluster and name ascending in both directions.
+ */
+export function compareSortKeys(a: SortKey, b: SortKey, direction: OrderDirection): number {
+  const [pa, ca, na] = a;
+  const [pb, cb, nb] = b;
+  if (pa !== pb) {
+    if (pa === null) return 1;
+    if (pb === null) return -1;
+    const c = compareValues(pa, pb);
+    if (c !== 0) return direction === "DESC" ? -c : c;
+  }
+  return compareValues(ca, cb) || compareValues(na, nb);
+}
+
+/** One page of a connection, shaped as the contract's XConnection types. */
+export interface Page<T> {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  totalCount: number;
+}
+
+interface CursorPayload {
+  f: string;
+  d: OrderDirection;
+  k: SortKey;
+}
+
+/** An opaque cursor: base64url of {f: field, d: direction, k: key}. */
+export function encodeCursor(order: OrderSpec, key: SortKey): string {
+  const payload: CursorPayload = { f: order.field, d: order.direction, k: key };
+  return Buffer.from(JSON.stringify(payload), "utf8").toString("base64url");
+}
+
+const NOT_A_CURSOR = "after: not a cursor of this ordering";
+
+/**
+ * Decodes a cursor made by {@link encodeCursor} for this same ordering.
+ * @throws AppError BAD_USER_INPUT for garbage, or a cursor of another field or direction.
+ */
+export function decodeCursor(cursor: string, order: OrderSpec): SortKey {
+  let payload: unknown;
+  try {
+    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
+    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
+  }
+  const p = payload as Partial<CursorPayload> | null;
+  if (
+    typeof p !== "object" ||
+    p === null ||
+    p.f !== order.field ||
+    p.d !== order.direction ||
+    !Array.isArray(p.k) ||
+    p.k.length !== 3 ||
+    !isPrimary(p.k[0]) ||
+    typeof p.k[1] !== "string" ||
+    typeof p.k[2] !== "string"
+  ) {
+    throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
+  }
+  return [p.k[0], p.k[1], p.k[2]];
+}
+
+function isPrimary(v: unknown): v is string | number | null {
+  return v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+}
+
+/**
+ * Validates `first`: omitted means {@link DEFAULT_PAGE_SIZE}; 0 is allowed (only counts).
+ * @throws AppError BAD_USER_INPUT when negative or above {@link MAX_PAGE_SIZE}.
+ */
+export function pageSize(first: number | null | undefined): number {
+  if (first == null) return DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(first) || first < 0) {
+    throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be zero or more, got ${first}`);
+  }
+  if (first > MAX_PAGE_SIZE) {
+    throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be at most ${MAX_PAGE_SIZE}, got ${first}`);
+  }
+  return first;
+}
+
+/**
+ * One page of `sorted` (sorted by `order` with {@link compareSortKeys} over `keyOf`): up to `first`
+ * items strictly after the `after` cursor. The cursor's position is found by binary search, so a
+ * page costs O(log n + first). totalCount is the length of the whole list.
+ *
+ * `order` is passed explicitly (not read off the items) so a cursor of another ordering is refused
+ * even when the list is empty.
+ * @throws AppError BAD_USER_INPUT for a bad `first` or `after`.
+ */
+export function paginate<T>(
+  sorted: readonly T[],
+  keyOf: (item: T) => SortKey,
+  first: number | null | undefined,
+  after: string | null | undefined,
+  order: OrderSpec,
+): Page<T> {
+  const size = pageSize(first);
+  let start = 0;
+  if (after != null) {
+    const key = decodeCursor(after, order);
+    // First index whose key is strictly greater than the cursor's.
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareSortKeys(keyOf(sorted[mid]!), key, order.direction) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    start = lo;
+  }
+  const end = Math.min(start + size, sorted.length);
+  const edges: { cursor: string; node: T }[] = [];
+  for (let i = start; i < end; i++) {
+    const node = sorted[i]!;
+    edges.push({ cursor: encodeCursor(order, keyOf(node)), node });
+  }
+  return {
+    edges,
+    pageInfo: { hasNextPage: end < sorted.length, endCursor: edges.length > 0 ? edges[edges.length - 1]!.cursor : null },
+    totalCount: sorted.length,
+  };
+}
