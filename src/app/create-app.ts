@@ -2,6 +2,8 @@ import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
+import { planClusters, sourceFromKubeconfigText, type ClusterSource } from "../cluster/cluster-sources.js";
 import type { Config } from "../config/config.js";
 import { openDatabase, type Database } from "../db/database.js";
 import { migrate } from "../db/migrator.js";
@@ -11,8 +13,11 @@ import { graphqlHttpHandler } from "../graphql/http-handler.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
 import { buildSchema } from "../graphql/schema.js";
 import { attachGraphqlWebSocket, type GraphqlWebSocketEndpoint } from "../graphql/websocket-server.js";
-import { createHttpServer, requestIdOf } from "../http/http-server.js";
+import { createHttpServer, requestIdOf, type Readiness } from "../http/http-server.js";
+import { InventoryService } from "../inventory/inventory-service.js";
+import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
+import { startSimulator, type Simulator } from "../sim/index.js";
 import { serviceResolvers } from "./service-resolvers.js";
 
 /** Parts a test (or an embedding program) may supply instead of having them built from config. */
@@ -20,7 +25,14 @@ export interface AppOverrides {
   logger?: Logger;
   /** An already-open database; the app migrates it but does not close it. */
   database?: Database;
+  /** The clusters to watch, instead of those config.clusters finds. */
+  clusters?: ClusterSource[];
+  /** Watch and metrics timings (tests shorten them). */
+  clusterTuning?: ClusterTuning;
 }
+
+/** Churn of the embedded demo cluster, in scenarios per simulated minute: alive but calm. */
+const DEMO_CHURN = 2;
 
 export type AppState = "created" | "starting" | "started" | "stopping" | "stopped" | "failed";
 
@@ -49,6 +61,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let apollo: ApolloServer<RequestContext> | undefined;
   let httpServer: Server | undefined;
   let webSocket: GraphqlWebSocketEndpoint | undefined;
+  let clusters: ClusterRegistry | undefined;
+  let simulator: Simulator | undefined;
   let stopping: Promise<void> | undefined;
 
   const contextFor = (req: IncomingMessage): RequestContext => {
@@ -56,6 +70,19 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     return { requestId, logger: logger.child({ requestId }) };
   };
   const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
+
+  /** The clusters to watch; starts the embedded simulator when that is the plan. */
+  async function clusterSources(): Promise<ClusterSource[]> {
+    if (overrides.clusters) return overrides.clusters;
+    const plan = planClusters(config.clusters);
+    if (plan.kind !== "simulator") {
+      logger.info({ source: plan.kind, clusters: plan.sources.map((s) => s.name) }, "watching clusters");
+      return plan.sources;
+    }
+    simulator = await startSimulator({ name: "sim", nodes: plan.nodes, churn: DEMO_CHURN, port: 0 });
+    logger.info({ url: simulator.url, nodes: plan.nodes }, "no kubeconfig or in-cluster config found: serving the embedded simulated cluster \"sim\"");
+    return [sourceFromKubeconfigText(simulator.name, simulator.kubeconfig())];
+  }
 
   async function start(): Promise<void> {
     if (state !== "created") throw new Error(`cannot start an app that is ${state}`);
@@ -66,7 +93,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       logger.info({ database: database.description }, "database open");
       await database.withConnection((connection) => migrate(connection, logger));
 
-      const schema = buildSchema([serviceResolvers(database, startedAt)]);
+      clusters = new ClusterRegistry(await clusterSources(), logger, overrides.clusterTuning);
+      clusters.start();
+      const inventory = new InventoryService(clusters);
+
+      const schema = buildSchema([serviceResolvers(database, startedAt), inventoryResolvers(inventory)]);
       apollo = new ApolloServer<RequestContext>({
         schema,
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
@@ -79,12 +110,24 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       await apollo.start();
 
       const db = database;
+      const registry = clusters;
       httpServer = createHttpServer(
         {
           graphql: graphqlHttpHandler(apollo, contextFor),
           readiness: async () => {
             const up = await db.ping();
-            return { ready: up, checks: { database: up ? { ok: true } : { ok: false, detail: "not answering" } } };
+            const checks: Readiness["checks"] = { database: up ? { ok: true } : { ok: false, detail: "not answering" } };
+            for (const cache of registry.all()) {
+              const status = cache.status();
+              // A cluster still loading holds readiness back; one that failed does not, so an
+              // unreachable cluster never keeps the others from being served.
+              checks[`cluster:${cache.name}`] = status.synced
+                ? { ok: true, ...(status.connected ? {} : { detail: "watch reconnecting; serving the last known state" }) }
+                : status.lastError
+                  ? { ok: true, detail: `unreachable: ${status.lastError}` }
+                  : { ok: false, detail: "syncing" };
+            }
+            return { ready: Object.values(checks).every((check) => check.ok), checks };
           },
         },
         logger,
@@ -115,6 +158,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["websocket", () => webSocket?.close()],
       ["http", () => (httpServer?.listening ? closeHttp(httpServer) : undefined)],
       ["graphql", () => apollo?.stop()],
+      ["clusters", () => clusters?.stop()],
+      ["simulator", () => simulator?.stop()],
       ["database", () => (overrides.database ? undefined : database?.close())],
     ];
     for (const [name, step] of steps) {

@@ -8,12 +8,26 @@ export type DatabaseConfig =
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/**
+ * Which clusters to watch: the contexts of kubeconfig files, the in-cluster service account,
+ * or the embedded simulator (`simulate` nodes) when neither is found or it is asked for.
+ */
+export interface ClustersConfig {
+  /** kubeconfig paths (KUBECONFIG may list several); empty: look for ~/.kube/config. */
+  kubeconfigs: string[];
+  /** Only these contexts; empty: every context. */
+  contexts: string[];
+  /** Run the embedded simulator with this many nodes instead of any real cluster. */
+  simulate?: number;
+}
+
 /** Everything `serve` needs, already validated. */
 export interface Config {
   host: string;
   port: number;
   database: DatabaseConfig;
   logLevel: LogLevel;
+  clusters: ClustersConfig;
 }
 
 /** A setting that cannot be used; the CLI prints `message` alone and exits 2. */
@@ -36,13 +50,26 @@ export const SETTINGS = {
   },
   dataDir: { flag: "data-dir", env: "DATA_DIR", default: "./data", help: "PGlite directory; `memory` keeps it in memory" },
   logLevel: { flag: "log-level", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join("|") },
+  kubeconfig: {
+    flag: "kubeconfig",
+    env: "KUBECONFIG",
+    default: undefined,
+    help: "kubeconfig file(s), ':'-separated; every context is a cluster (default ~/.kube/config, else in-cluster, else the simulator)",
+  },
+  context: { flag: "context", env: "KUBE_CONTEXTS", default: undefined, help: "only this context; repeatable (env: comma-separated)" },
+  simulate: { flag: "simulate", env: "SIMULATE", default: undefined, help: "serve the embedded simulated cluster with this many nodes" },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
+
+/** Settings a flag may give several times. */
+const REPEATABLE = new Set<string>(["context"]);
 
 type SettingName = keyof typeof SETTINGS;
 
 /** parseArgs options for a subset of settings, every one a string flag. */
 export function settingOptions(names: readonly SettingName[]): NonNullable<ParseArgsConfig["options"]> {
-  return Object.fromEntries(names.map((name) => [SETTINGS[name].flag, { type: "string" as const }]));
+  return Object.fromEntries(
+    names.map((name) => [SETTINGS[name].flag, { type: "string" as const, multiple: REPEATABLE.has(name) }]),
+  );
 }
 
 /** `--flag value` lines for `--help`, aligned. */
@@ -96,7 +123,20 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     throw new ConfigError(`${describeSource("logLevel", flags)}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
   }
 
-  return { host, port, logLevel, database: databaseConfig(flags, env) };
+  return { host, port, logLevel, database: databaseConfig(flags, env), clusters: clustersConfig(flags, env) };
+}
+
+function clustersConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): ClustersConfig {
+  const kubeconfigs = (pick("kubeconfig", flags, env) ?? "").split(":").filter(Boolean);
+  const fromFlags = flags[SETTINGS.context.flag] as string[] | undefined;
+  const contexts = fromFlags?.length ? fromFlags : (env[SETTINGS.context.env] ?? "").split(",").map((c) => c.trim()).filter(Boolean);
+  const simulateText = pick("simulate", flags, env);
+  if (simulateText === undefined) return { kubeconfigs, contexts };
+  const simulate = Number(simulateText);
+  if (!/^\d+$/.test(simulateText) || simulate < 1 || simulate > 10_000) {
+    throw new ConfigError(`${describeSource("simulate", flags)}: "${simulateText}" is not a node count (1-10000)`);
+  }
+  return { kubeconfigs, contexts, simulate };
 }
 
 function databaseConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): DatabaseConfig {

@@ -24,7 +24,14 @@ export async function startTestApp(
     },
   });
   const app = createApp(
-    { host: "127.0.0.1", port: 0, logLevel: "info", database: { kind: "pglite", dataDir: "memory" }, ...config },
+    {
+      host: "127.0.0.1",
+      port: 0,
+      logLevel: "info",
+      database: { kind: "pglite", dataDir: "memory" },
+      clusters: { kubeconfigs: [], contexts: [], simulate: 3 },
+      ...config,
+    },
     { logger: createLogger("info", sink), ...overrides },
   );
   await app.start();

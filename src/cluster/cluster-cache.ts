@@ -1,0 +1,226 @@
+import { EventEmitter } from "node:events";
+import type { Logger } from "../log/logger.js";
+import type { KubeClient } from "./kube-client.js";
+import { MetricsPoller } from "./metrics-poller.js";
+import type { CachedNode, CachedPod, NodeUsageSample } from "./model.js";
+import { Reflector, type ReflectorSink } from "./reflector.js";
+import { stripNode, stripPod } from "./strip.js";
+
+/** A node as it was before and after one observed change. */
+export interface NodeChange {
+  cluster: string;
+  name: string;
+  before?: CachedNode;
+  /** Undefined when the node was deleted. */
+  after?: CachedNode;
+  /** Seen by comparing a relist with the cache rather than from a watch event: we were not looking when it happened. */
+  relisted: boolean;
+}
+
+export interface ClusterStatus {
+  name: string;
+  /** The node watch is established. */
+  connected: boolean;
+  /** Nodes and pods have both been fully listed at least once. */
+  synced: boolean;
+  /** The last failure talking to the cluster, if it has not recovered since. */
+  lastError?: string;
+  /** metrics.k8s.io answered the last poll. */
+  metricsAvailable: boolean;
+}
+
+export interface ClusterCacheOptions {
+  name: string;
+  client: KubeClient;
+  logger: Logger;
+  metricsIntervalMs?: number;
+  /** Reflector tuning, mostly for tests. */
+  stallTimeoutMs?: number;
+  watchTimeoutSeconds?: number;
+}
+
+/**
+ * Everything node-inventory knows about one cluster, kept current by watches: nodes, pods
+ * indexed by node, and node metrics. Reads are synchronous map lookups: a query never waits
+ * on the Kubernetes API. Emits "node" with a NodeChange for every observed node change.
+ */
+export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [ClusterStatus] }> {
+  readonly name: string;
+  private readonly nodes = new Map<string, CachedNode>();
+  private readonly pods = new Map<string, CachedPod>();
+  private readonly podsByNode = new Map<string, Map<string, CachedPod>>();
+  /** Bumped on every pod change of a node, so per-node sums can be memoised safely. */
+  private readonly podGeneration = new Map<string, number>();
+  private readonly nodeReflector: Reflector<CachedNode>;
+  private readonly podReflector: Reflector<CachedPod>;
+  private readonly metrics: MetricsPoller;
+
+  constructor(options: ClusterCacheOptions) {
+    super();
+    this.name = options.name;
+    const logger = options.logger.child({ cluster: options.name });
+    const tuning = {
+      ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
+      ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+    };
+    const emitStatus = () => this.emit("status", this.status());
+    this.nodeReflector = new Reflector({
+      resource: "nodes",
+      path: "/api/v1/nodes",
+      client: options.client,
+      logger,
+      transform: (raw) => stripNode(this.name, raw),
+      sink: this.nodeSink(),
+      onStateChange: emitStatus,
+      ...tuning,
+    });
+    this.podReflector = new Reflector({
+      resource: "pods",
+      path: "/api/v1/pods",
+      client: options.client,
+      logger,
+      transform: (raw) => stripPod(this.name, raw),
+      sink: this.podSink(),
+      onStateChange: emitStatus,
+      ...tuning,
+    });
+    this.metrics = new MetricsPoller({ client: options.client, logger, intervalMs: options.metricsIntervalMs ?? 15_000 });
+  }
+
+  start(): void {
+    this.nodeReflector.start();
+    this.podReflector.start();
+    this.metrics.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.nodeReflector.stop(), this.podReflector.stop(), this.metrics.stop()]);
+  }
+
+  status(): ClusterStatus {
+    const nodes = this.nodeReflector.state;
+    const pods = this.podReflector.state;
+    const lastError = nodes.lastError ?? pods.lastError;
+    return {
+      name: this.name,
+      connected: nodes.connected,
+      synced: nodes.synced && pods.synced,
+      ...(lastError ? { lastError } : {}),
+      metricsAvailable: this.metrics.available,
+    };
+  }
+
+  /** Resolves once synced, or rejects after `timeoutMs`. */
+  async waitForSync(timeoutMs = 30_000): Promise<void> {
+    if (this.status().synced) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => (this.off("status", check), reject(new Error(`cluster ${this.name} did not sync within ${timeoutMs} ms`))), timeoutMs);
+      const check = (status: ClusterStatus) => {
+        if (!status.synced) return;
+        clearTimeout(timer);
+        this.off("status", check);
+        resolve();
+      };
+      this.on("status", check);
+    });
+  }
+
+  node(name: string): CachedNode | undefined {
+    return this.nodes.get(name);
+  }
+
+  allNodes(): IterableIterator<CachedNode> {
+    return this.nodes.values();
+  }
+
+  get nodeCount(): number {
+    return this.nodes.size;
+  }
+
+  /** The pods bound to `nodeName`, in no particular order. */
+  podsOn(nodeName: string): Iterable<CachedPod> {
+    return this.podsByNode.get(nodeName)?.values() ?? [];
+  }
+
+  podGenerationOf(nodeName: string): number {
+    return this.podGeneration.get(nodeName) ?? 0;
+  }
+
+  usage(nodeName: string): NodeUsageSample | undefined {
+    return this.metrics.sample(nodeName);
+  }
+
+  private nodeSink(): ReflectorSink<CachedNode> {
+    return {
+      replace: (items) => {
+        for (const [name, before] of this.nodes) {
+          if (!items.has(name)) {
+            this.nodes.delete(name);
+            this.emit("node", { cluster: this.name, name, before, relisted: true });
+          }
+        }
+        for (const [name, after] of items) {
+          const before = this.nodes.get(name);
+          this.nodes.set(name, after);
+          if (before?.resourceVersion !== after.resourceVersion) {
+            this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: true });
+          }
+        }
+      },
+      upsert: (name, after) => {
+        const before = this.nodes.get(name);
+        this.nodes.set(name, after);
+        this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: false });
+      },
+      remove: (name) => {
+        const before = this.nodes.get(name);
+        if (!before) return;
+        this.nodes.delete(name);
+        this.emit("node", { cluster: this.name, name, before, relisted: false });
+      },
+    };
+  }
+
+  private podSink(): ReflectorSink<CachedPod> {
+    const unindex = (key: string, pod: CachedPod) => {
+      const onNode = this.podsByNode.get(pod.nodeName);
+      onNode?.delete(key);
+      if (onNode?.size === 0) this.podsByNode.delete(pod.nodeName);
+      this.bump(pod.nodeName);
+    };
+    const index = (key: string, pod: CachedPod) => {
+      if (!pod.nodeName) return;
+      let onNode = this.podsByNode.get(pod.nodeName);
+      if (!onNode) this.podsByNode.set(pod.nodeName, (onNode = new Map()));
+      onNode.set(key, pod);
+      this.bump(pod.nodeName);
+    };
+    return {
+      replace: (items) => {
+        this.pods.clear();
+        this.podsByNode.clear();
+        for (const nodeName of this.podGeneration.keys()) this.bump(nodeName);
+        for (const [key, pod] of items) {
+          this.pods.set(key, pod);
+          index(key, pod);
+        }
+      },
+      upsert: (key, pod) => {
+        const before = this.pods.get(key);
+        if (before) unindex(key, before);
+        this.pods.set(key, pod);
+        index(key, pod);
+      },
+      remove: (key) => {
+        const before = this.pods.get(key);
+        if (!before) return;
+        this.pods.delete(key);
+        unindex(key, before);
+      },
+    };
+  }
+
+  private bump(nodeName: string): void {
+    this.podGeneration.set(nodeName, (this.podGeneration.get(nodeName) ?? 0) + 1);
+  }
+}

@@ -1,0 +1,91 @@
+import { request as httpRequest, type RequestOptions } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { Watch, type KubeConfig } from "@kubernetes/client-node";
+
+/** A Kubernetes API answer other than 2xx, with the apiserver's Status when it sent one. */
+export class KubeApiError extends Error {
+  override name = "KubeApiError";
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+
+/**
+ * The thin HTTP edge to one cluster: authentication and TLS come from @kubernetes/client-node's
+ * KubeConfig, watches from its Watch. Lists are read as raw JSON rather than through the
+ * generated API classes: their deserialisation would cost more than the rest of a 150,000-pod
+ * sync, and the cache strips every object on arrival anyway.
+ */
+export class KubeClient {
+  private readonly watcher: Watch;
+
+  constructor(readonly kubeConfig: KubeConfig) {
+    this.watcher = new Watch(kubeConfig);
+  }
+
+  get server(): string {
+    return this.kubeConfig.getCurrentCluster()?.server ?? "";
+  }
+
+  /** GET `path` with `query`, parsed; rejects with KubeApiError on a non-2xx answer. */
+  async getJson<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}, timeoutMs = 60_000): Promise<T> {
+    const url = new URL(this.server.replace(/\/$/, "") + path);
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+    const options: RequestOptions = { method: "GET", headers: { accept: "application/json" } };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    return new Promise<T>((resolve, reject) => {
+      const req = send(url, options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("error", reject);
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) {
+            try {
+              resolve(JSON.parse(text) as T);
+            } catch {
+              reject(new KubeApiError(status, `GET ${path}: the answer is not JSON`));
+            }
+            return;
+          }
+          let message = `GET ${path}: HTTP ${status}`;
+          let reason: string | undefined;
+          try {
+            const body = JSON.parse(text) as { kind?: string; message?: string; reason?: string };
+            if (body.kind === "Status") {
+              message = `GET ${path}: ${body.message ?? status}`;
+              reason = body.reason;
+            }
+          } catch {
+            // Not a Status object: keep the HTTP status alone.
+          }
+          reject(new KubeApiError(status, message, reason));
+        });
+      });
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`GET ${path}: no answer within ${timeoutMs} ms`)));
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
+  /**
+   * Starts a watch; `onEvent` gets each event's type and raw object, `onDone` is called
+   * exactly once when the stream ends for any reason. Returns the abort handle.
+   */
+  watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (type: WatchEventType, object: Record<string, any>) => void,
+    onDone: (error: unknown) => void,
+  ): Promise<AbortController> {
+    return this.watcher.watch(path, query, (type: string, object: Record<string, any>) => onEvent(type as WatchEventType, object), onDone);
+  }
+}

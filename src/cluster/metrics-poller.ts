@@ -1,0 +1,72 @@
+import type { Logger } from "../log/logger.js";
+import { cpuMillicores, bytes } from "../k8s/quantity.js";
+import { KubeApiError, type KubeClient } from "./kube-client.js";
+import type { NodeUsageSample } from "./model.js";
+
+interface NodeMetricsList {
+  items: { metadata: { name: string }; timestamp: string; usage: { cpu?: string; memory?: string } }[];
+}
+
+/**
+ * Polls metrics.k8s.io for node usage. A cluster without the metrics API is normal: usage
+ * is simply absent and nothing fails. Samples of nodes the API stops reporting are dropped.
+ */
+export class MetricsPoller {
+  private samples = new Map<string, NodeUsageSample>();
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+  private stopped = false;
+  available = false;
+
+  constructor(private readonly o: { client: KubeClient; logger: Logger; intervalMs: number }) {}
+
+  start(): void {
+    this.stopped = false;
+    this.tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.inFlight;
+  }
+
+  sample(nodeName: string): NodeUsageSample | undefined {
+    return this.samples.get(nodeName);
+  }
+
+  private tick(): void {
+    this.inFlight = this.poll().finally(() => {
+      this.inFlight = undefined;
+      if (!this.stopped) {
+        this.timer = setTimeout(() => this.tick(), this.o.intervalMs);
+        this.timer.unref();
+      }
+    });
+  }
+
+  private async poll(): Promise<void> {
+    try {
+      const list = await this.o.client.getJson<NodeMetricsList>("/apis/metrics.k8s.io/v1beta1/nodes", {}, 10_000);
+      const next = new Map<string, NodeUsageSample>();
+      for (const item of list.items) {
+        next.set(item.metadata.name, {
+          cpuMillicores: item.usage.cpu ? cpuMillicores(item.usage.cpu) : 0,
+          memoryBytes: item.usage.memory ? bytes(item.usage.memory) : 0,
+          timestamp: item.timestamp,
+        });
+      }
+      this.samples = next;
+      if (!this.available) this.o.logger.info("metrics.k8s.io available: node usage on");
+      this.available = true;
+    } catch (error) {
+      const missing = error instanceof KubeApiError && (error.statusCode === 404 || error.statusCode === 503);
+      if (this.available || !missing) {
+        this.o.logger.info({ err: (error as Error).message }, missing ? "metrics.k8s.io not served: node usage off" : "metrics poll failed");
+      }
+      this.available = false;
+      // Stale samples would be worse than none: usage is null until the API answers again.
+      this.samples = new Map();
+    }
+  }
+}

@@ -1,0 +1,235 @@
+import type { Logger } from "../log/logger.js";
+import { KubeApiError, type KubeClient } from "./kube-client.js";
+
+/** What a reflector feeds: a full replacement after each list, then one change at a time. */
+export interface ReflectorSink<T> {
+  /** The complete set after a (re)list, keyed by namespace/name. */
+  replace(items: Map<string, T>): void;
+  upsert(key: string, item: T): void;
+  remove(key: string): void;
+}
+
+export interface ReflectorOptions<T> {
+  /** For logs: "nodes", "pods". */
+  resource: string;
+  /** Collection path, e.g. /api/v1/nodes. */
+  path: string;
+  client: KubeClient;
+  transform(raw: Record<string, any>): T;
+  sink: ReflectorSink<T>;
+  logger: Logger;
+  /** Items per LIST page (limit/continue). */
+  pageSize?: number;
+  /** Server-side watch timeout; the watch is renewed from the last resourceVersion. */
+  watchTimeoutSeconds?: number;
+  /**
+   * A watch that delivers nothing (not even a BOOKMARK) for this long is presumed dead and
+   * restarted: client-node 1.x loses its own client-side timeout, so a silently dropped
+   * connection would otherwise never be noticed.
+   */
+  stallTimeoutMs?: number;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  /** Called whenever connected/synced change, for status and readiness. */
+  onStateChange?(state: ReflectorState): void;
+}
+
+export interface ReflectorState {
+  /** The watch stream is open. */
+  connected: boolean;
+  /** A full list has been loaded at least once. */
+  synced: boolean;
+  /** The last failure, cleared by the next successful list or watch. */
+  lastError?: string;
+  relists: number;
+  restarts: number;
+}
+
+export function keyOf(raw: Record<string, any>): string {
+  const { namespace, name } = raw.metadata ?? {};
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+class WatchExpired extends Error {}
+
+/**
+ * List, then watch from the list's resourceVersion, forever: the client-go reflector loop.
+ * A 410 (history expired) relists; any other failure restarts with exponential backoff and
+ * jitter; a stalled watch is cut and renewed. It never stops on its own: only stop() ends it.
+ */
+export class Reflector<T> {
+  private readonly o: Required<Omit<ReflectorOptions<T>, "onStateChange">> & Pick<ReflectorOptions<T>, "onStateChange">;
+  private stopped = false;
+  private resourceVersion: string | undefined;
+  private abort: AbortController | undefined;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  readonly state: ReflectorState = { connected: false, synced: false, relists: 0, restarts: 0 };
+
+  constructor(options: ReflectorOptions<T>) {
+    this.o = {
+      pageSize: 500,
+      watchTimeoutSeconds: 300,
+      stallTimeoutMs: 90_000,
+      backoffInitialMs: 250,
+      backoffMaxMs: 30_000,
+      ...options,
+    };
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Ends the loop and the open watch; resolves when the loop has exited. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort?.abort();
+    this.wake?.();
+    await this.loop;
+  }
+
+  private setState(change: Partial<ReflectorState>): void {
+    const { connected, synced } = this.state;
+    Object.assign(this.state, change);
+    if (connected !== this.state.connected || synced !== this.state.synced) this.o.onStateChange?.(this.state);
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === undefined) await this.list();
+        const delivered = await this.watchOnce();
+        if (delivered) failures = 0;
+        // A stream that ends at once, again and again, must not become a busy loop.
+        else await this.sleep(this.backoff(++failures));
+      } catch (error) {
+        if (this.stopped) break;
+        this.setState({ connected: false, lastError: describe(error) });
+        if (error instanceof WatchExpired || (error as { statusCode?: number }).statusCode === 410) {
+          this.o.logger.info({ resource: this.o.resource }, "watch history expired: relisting");
+          this.resourceVersion = undefined;
+          continue;
+        }
+        failures++;
+        this.state.restarts++;
+        const jittered = this.backoff(failures);
+        this.o.logger.warn(
+          { resource: this.o.resource, err: describe(error), retryInMs: Math.round(jittered), failures },
+          "list/watch failed: retrying",
+        );
+        await this.sleep(jittered);
+      }
+    }
+    this.setState({ connected: false });
+  }
+
+  private async list(): Promise<void> {
+    const items = new Map<string, T>();
+    let continueToken: string | undefined;
+    let resourceVersion = "";
+    do {
+      const page = await this.o.client.getJson<{ metadata: { resourceVersion: string; continue?: string }; items: Record<string, any>[] }>(
+        this.o.path,
+        { limit: this.o.pageSize, continue: continueToken },
+      );
+      for (const raw of page.items) items.set(keyOf(raw), this.o.transform(raw));
+      continueToken = page.metadata.continue || undefined;
+      resourceVersion = page.metadata.resourceVersion;
+    } while (continueToken && !this.stopped);
+    if (this.stopped) return;
+    this.o.sink.replace(items);
+    this.resourceVersion = resourceVersion;
+    this.state.relists++;
+    this.setState({ synced: true, lastError: undefined });
+    this.o.logger.debug({ resource: this.o.resource, count: items.size, resourceVersion }, "listed");
+  }
+
+  /**
+   * One watch stream, from the current resourceVersion until it ends. Resolves true if it
+   * delivered anything (a healthy stream that simply timed out), rejects on errors.
+   */
+  private watchOnce(): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      let delivered = false;
+      let settled = false;
+      let stallTimer: NodeJS.Timeout | undefined;
+      const finish = (error?: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(stallTimer);
+        this.abort?.abort();
+        this.setState({ connected: false });
+        if (error) reject(error);
+        else resolve(delivered);
+      };
+      const armStallTimer = () => {
+        clearTimeout(stallTimer);
+        stallTimer = setTimeout(() => {
+          this.o.logger.warn({ resource: this.o.resource, ms: this.o.stallTimeoutMs }, "watch silent for too long: restarting it");
+          finish();
+        }, this.o.stallTimeoutMs);
+      };
+      armStallTimer();
+      const timeoutSeconds = Math.round(this.o.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
+      this.o.client
+        .watch(
+          this.o.path,
+          { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+          (type, object) => {
+            if (settled) return;
+            armStallTimer();
+            if (!this.state.connected) this.setState({ connected: true, lastError: undefined });
+            delivered = true;
+            switch (type) {
+              case "ADDED":
+              case "MODIFIED":
+                this.o.sink.upsert(keyOf(object), this.o.transform(object));
+                break;
+              case "DELETED":
+                this.o.sink.remove(keyOf(object));
+                break;
+              case "BOOKMARK":
+                break;
+              case "ERROR": {
+                const code = object?.code as number | undefined;
+                return finish(code === 410 ? new WatchExpired() : new KubeApiError(code ?? 500, object?.message ?? "watch error", object?.reason));
+              }
+            }
+            const rv = object?.metadata?.resourceVersion;
+            if (rv) this.resourceVersion = rv;
+          },
+          (error) => finish(error ?? undefined),
+        )
+        .then(
+          (controller) => {
+            this.abort = controller;
+            if (settled) controller.abort();
+            // The response headers arrived: the stream is open even before its first event.
+            else this.setState({ connected: true, lastError: undefined });
+          },
+          (error) => finish(error),
+        );
+    });
+  }
+
+  /** Exponential in the number of consecutive failures, capped, with jitter so replicas spread out. */
+  private backoff(failures: number): number {
+    const delay = Math.min(this.o.backoffMaxMs, this.o.backoffInitialMs * 2 ** Math.min(failures - 1, 16));
+    return delay / 2 + Math.random() * (delay / 2);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => (clearTimeout(timer), resolve());
+    });
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof WatchExpired) return "watch history expired (410)";
+  const e = error as { message?: string; code?: string };
+  return e?.message || e?.code || String(error);
+}

@@ -1,0 +1,125 @@
+import type { ClusterCache } from "../cluster/cluster-cache.js";
+import type { ClusterRegistry } from "../cluster/cluster-registry.js";
+import type { CachedNode, CachedPod } from "../cluster/model.js";
+import { AppError, ErrorCode } from "../graphql/errors.js";
+import { compileNodeFilter, readyStatus, type NodeFilterInput } from "./node-filter.js";
+import { nodeKeyOf, resolveNodeOrder, sortNodes, type NodeOrderByInput } from "./node-order.js";
+import { paginate, type Page } from "./pagination.js";
+import { sumPodResources, type PodResourceTotals } from "./resources.js";
+
+export interface ClusterView {
+  name: string;
+  connected: boolean;
+  synced: boolean;
+  nodeCount: number;
+  readyNodeCount: number;
+  lastError: string | null;
+  metricsAvailable: boolean;
+}
+
+export interface NodesQuery {
+  cluster?: string | null;
+  filter?: NodeFilterInput | null;
+  orderBy?: NodeOrderByInput | null;
+  first?: number | null;
+  after?: string | null;
+}
+
+/**
+ * The live inventory: answers every node question from the watch caches, synchronously.
+ * Nothing here calls the Kubernetes API.
+ */
+export class InventoryService {
+  /** Pod sums per node, valid while the node's pod generation is unchanged. */
+  private readonly sums = new Map<string, { generation: number; totals: PodResourceTotals }>();
+
+  constructor(private readonly clusters: ClusterRegistry) {
+    for (const cache of clusters.all()) {
+      cache.on("node", (change) => {
+        if (!change.after) this.sums.delete(`${change.cluster}/${change.name}`);
+      });
+    }
+  }
+
+  clusterViews(): ClusterView[] {
+    return this.clusters.all().map((cache) => {
+      const status = cache.status();
+      let ready = 0;
+      for (const node of cache.allNodes()) if (readyStatus(node) === "TRUE") ready++;
+      return {
+        name: cache.name,
+        connected: status.connected,
+        synced: status.synced,
+        nodeCount: cache.nodeCount,
+        readyNodeCount: ready,
+        lastError: status.lastError ?? null,
+        metricsAvailable: status.metricsAvailable,
+      };
+    });
+  }
+
+  nodes(query: NodesQuery): Page<CachedNode> {
+    const caches = query.cluster != null ? [this.cluster(query.cluster)] : this.clusters.all();
+    const matches = compileNodeFilter(query.filter ?? undefined);
+    const selected: CachedNode[] = [];
+    for (const cache of caches) for (const node of cache.allNodes()) if (matches(node)) selected.push(node);
+    const metrics = {
+      usage: (node: CachedNode) => this.clusters.get(node.cluster)?.usage(node.name),
+      podCount: (node: CachedNode) => this.podTotals(node).podCount,
+    };
+    const sorted = sortNodes(selected, query.orderBy, metrics);
+    return paginate(sorted, nodeKeyOf(query.orderBy, metrics), query.first, query.after, resolveNodeOrder(query.orderBy));
+  }
+
+  /** One node; `cluster` may be omitted when exactly one cluster is configured. */
+  node(clusterName: string | null | undefined, name: string): CachedNode {
+    const cache = clusterName != null ? this.cluster(clusterName) : this.onlyCluster();
+    const node = cache.node(name);
+    if (!node) throw new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cache.name}"`);
+    return node;
+  }
+
+  /** The pods bound to `node`, optionally of one namespace, sorted by namespace and name. */
+  pods(node: CachedNode, namespace?: string | null): CachedPod[] {
+    const pods = [...(this.clusters.get(node.cluster)?.podsOn(node.name) ?? [])];
+    const chosen = namespace != null ? pods.filter((pod) => pod.namespace === namespace) : pods;
+    return chosen.sort((a, b) => (a.namespace === b.namespace ? cmp(a.name, b.name) : cmp(a.namespace, b.namespace)));
+  }
+
+  /** Requests, limits and count of the node's non-terminated pods, memoised per pod generation. */
+  podTotals(node: CachedNode): PodResourceTotals {
+    const cache = this.clusters.get(node.cluster);
+    if (!cache) return sumPodResources([]);
+    const key = `${node.cluster}/${node.name}`;
+    const generation = cache.podGenerationOf(node.name);
+    const memo = this.sums.get(key);
+    if (memo && memo.generation === generation) return memo.totals;
+    const totals = sumPodResources(cache.podsOn(node.name));
+    this.sums.set(key, { generation, totals });
+    return totals;
+  }
+
+  usage(node: CachedNode) {
+    return this.clusters.get(node.cluster)?.usage(node.name);
+  }
+
+  private cluster(name: string): ClusterCache {
+    const cache = this.clusters.get(name);
+    if (!cache) {
+      throw new AppError(ErrorCode.NOT_FOUND, `cluster "${name}" is not configured (clusters: ${this.clusters.names().join(", ")})`);
+    }
+    return cache;
+  }
+
+  private onlyCluster(): ClusterCache {
+    const all = this.clusters.all();
+    if (all.length !== 1) {
+      throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster is required: ${all.length} clusters are configured (${this.clusters.names().join(", ")})`);
+    }
+    return all[0]!;
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
