@@ -1,0 +1,49 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/sim/index.js";
+
+const run = promisify(execFile);
+
+/** A simulator with its kubeconfig written to a temporary file, for the service and kubectl alike. */
+export interface SimWithKubeconfig {
+  sim: Simulator;
+  kubeconfigPath: string;
+  /** Runs the real kubectl against the simulator and returns stdout. */
+  kubectl(...args: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startSimWithKubeconfig(options: SimulatorOptions): Promise<SimWithKubeconfig> {
+  const sim = await startSimulator({ port: 0, churn: 0, ...options });
+  const dir = mkdtempSync(join(tmpdir(), "ni-kubeconfig-"));
+  const kubeconfigPath = join(dir, "config");
+  writeFileSync(kubeconfigPath, sim.kubeconfig());
+  return {
+    sim,
+    kubeconfigPath,
+    kubectl: async (...args) => (await run("kubectl", ["--kubeconfig", kubeconfigPath, ...args], { maxBuffer: 256 * 1024 * 1024 })).stdout,
+    async stop() {
+      await sim.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` until it returns something truthy, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
