@@ -138,6 +138,12 @@ export function paginate<T>(
   let start = 0;
   if (after != null) {
     const key = decodeCursor(after, order);
+    // A cursor's primary value has the type of this ordering's values (a name is a string, a count
+    // a number): one that does not was tampered with, and comparing across types means nothing.
+    const sample = sorted.length > 0 ? keyOf(sorted[0]!)[0] : null;
+    if (sample !== null && key[0] !== null && typeof key[0] !== typeof sample) {
+      throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
+    }
     // First index whose key is strictly greater than the cursor's.
     let lo = 0;
     let hi = sorted.length;

@@ -153,7 +153,7 @@ describe("cursors are stable while nodes come and go", () => {
     assert.deepEqual(page2.edges.map((e) => e.node), sortNodes(nodes, orderBy, metrics).slice(expectedStart, expectedStart + 10));
   });
 
-  test("a node whose usage changed moves, and the cursor still splits the list by key", () => {
+  test("ordered by usage, the next page holds exactly the keys after the cursor", () => {
     const nodes = fleet(50);
     const cpu: NodeOrderByInput = { field: "CPU_USAGE" };
     const sorted = sortNodes(nodes, cpu, metrics);
@@ -222,6 +222,8 @@ describe("bad cursors are BAD_USER_INPUT", () => {
     ["a key with a non-string name", { field: "NAME" }, b64(JSON.stringify({ f: "NAME", d: "ASC", k: ["a", "b", 3] }))],
     ["JSON null", { field: "NAME" }, b64("null")],
     ["a cursor of another field", { field: "POD_COUNT" }, nameCursor],
+    ["a NAME cursor whose name was replaced by a number", { field: "NAME" }, b64(JSON.stringify({ f: "NAME", d: "ASC", k: [5, "east", "x"] }))],
+    ["a cursor with a non-finite number", { field: "POD_COUNT" }, b64('{"f":"POD_COUNT","d":"ASC","k":[1e999,"east","x"]}')],
     ["a cursor of the other direction", { field: "NAME", direction: "DESC" }, nameCursor],
   ];
   for (const [name, orderBy, cursor] of cases) {
