@@ -169,8 +169,9 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
   let planned = 0;
   let i = 0;
   while (planned < target) {
-    const word = APP_WORDS[i % APP_WORDS.length]!;
-    const ns = appNamespaces[Math.floor(i / APP_WORDS.length) % appNamespaces.length]!;
+    // Spread applications across namespaces; a name repeats only once every namespace has it.
+    const ns = appNamespaces[i % appNamespaces.length]!;
+    const word = APP_WORDS[Math.floor(i / appNamespaces.length) % APP_WORDS.length]!;
     const round = Math.floor(i / (APP_WORDS.length * appNamespaces.length));
     const name = round === 0 ? word : `${word}-${round + 1}`;
     const replicas = Math.min(target - planned, rng.int(1, 24));
