@@ -37,6 +37,7 @@ export interface ClusterCacheOptions {
   /** Reflector tuning, mostly for tests. */
   stallTimeoutMs?: number;
   watchTimeoutSeconds?: number;
+  backoffInitialMs?: number;
 }
 
 /**
@@ -62,6 +63,7 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
     const tuning = {
       ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+      ...(options.backoffInitialMs !== undefined ? { backoffInitialMs: options.backoffInitialMs } : {}),
     };
     const emitStatus = () => this.emit("status", this.status());
     this.nodeReflector = new Reflector({

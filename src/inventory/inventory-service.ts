@@ -103,12 +103,16 @@ export class InventoryService {
     return this.clusters.get(node.cluster)?.usage(node.name);
   }
 
+  /**
+   * A cluster asked for by name. One that has never synced cannot answer (its emptiness
+   * would be a lie): UNAVAILABLE. One that synced and lost its watch answers from the cache.
+   */
   private cluster(name: string): ClusterCache {
     const cache = this.clusters.get(name);
     if (!cache) {
       throw new AppError(ErrorCode.NOT_FOUND, `cluster "${name}" is not configured (clusters: ${this.clusters.names().join(", ")})`);
     }
-    return cache;
+    return assertSynced(cache);
   }
 
   private onlyCluster(): ClusterCache {
@@ -116,8 +120,19 @@ export class InventoryService {
     if (all.length !== 1) {
       throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster is required: ${all.length} clusters are configured (${this.clusters.names().join(", ")})`);
     }
-    return all[0]!;
+    return assertSynced(all[0]!);
   }
+}
+
+function assertSynced(cache: ClusterCache): ClusterCache {
+  const status = cache.status();
+  if (status.synced) return cache;
+  throw new AppError(
+    ErrorCode.UNAVAILABLE,
+    status.lastError
+      ? `cluster "${cache.name}" cannot be reached: ${status.lastError}`
+      : `cluster "${cache.name}" is still loading its nodes; try again in a moment`,
+  );
 }
 
 function cmp(a: string, b: string): number {
