@@ -4,6 +4,7 @@ import { MigrationError } from "../db/migrator.js";
 import { VERSION } from "../package-info.js";
 import { MIGRATE_HELP, migrateCommand } from "./migrate-command.js";
 import { SERVE_HELP, serveCommand } from "./serve-command.js";
+import { runSimCommand } from "../sim/sim-command.js";
 
 interface Command {
   summary: string;
@@ -14,6 +15,8 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   serve: { summary: "run the GraphQL service (default)", help: SERVE_HELP, run: serveCommand },
   migrate: { summary: "apply database migrations and exit", help: MIGRATE_HELP, run: migrateCommand },
+  // The simulator parses its own flags and prints its own help.
+  sim: { summary: "serve a simulated Kubernetes cluster (for demos and tests)", help: "", run: runSimCommand },
 };
 
 const USAGE = `node-inventory ${VERSION}: a live GraphQL inventory of Kubernetes nodes.
@@ -46,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const args = named ? rest : argv;
-  if (args.includes("--help") || args.includes("-h")) {
+  if (command.help && (args.includes("--help") || args.includes("-h"))) {
     return print(typeof command.help === "string" ? command.help : await command.help());
   }
   return command.run(args);
