@@ -7,6 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
+import { get } from "node:http";
 import { startSimulator } from "../src/sim/index.js";
 
 const { values } = parseArgs({ options: { nodes: { type: "string" }, "pods-per-node": { type: "string" }, watchers: { type: "string" } } });
@@ -24,11 +25,15 @@ async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
   return r;
 }
 
-async function fetchBytes(url: string, accept = "application/json"): Promise<number> {
-  const res = await fetch(url, { headers: { accept } });
-  const buf = await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
-  return buf.byteLength;
+/** GET with a bare node:http client that only counts bytes, so the figure is the server's. */
+function fetchBytes(url: string, accept = "application/json"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { accept } }, (res) => {
+      let n = 0;
+      res.on("data", (c: Buffer) => (n += c.length));
+      res.on("end", () => (res.statusCode === 200 ? resolve(n) : reject(new Error(`${url}: ${res.statusCode}`))));
+    }).on("error", reject);
+  });
 }
 
 const t0 = performance.now();
@@ -57,26 +62,24 @@ await timed("metrics.k8s.io NodeMetrics LIST", () => fetchBytes(`${sim.url}/apis
 
 // Watch fan-out: many watchers on nodes, 1,000 node changes.
 const rv = store.resourceVersion;
-const controllers: AbortController[] = [];
 let received = 0;
+const requests: ReturnType<typeof get>[] = [];
 await Promise.all(
-  Array.from({ length: watcherCount }, async () => {
-    const ac = new AbortController();
-    controllers.push(ac);
-    const res = await fetch(`${sim.url}/api/v1/nodes?watch=1&resourceVersion=${rv}`, { signal: ac.signal });
-    const reader = res.body!.getReader();
-    void (async () => {
-      try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          for (const b of value) if (b === 10) received++;
-        }
-      } catch {
-        /* aborted */
-      }
-    })();
-  }),
+  Array.from(
+    { length: watcherCount },
+    () =>
+      new Promise<void>((resolve) => {
+        const req = get(`${sim.url}/api/v1/nodes?watch=1&resourceVersion=${rv}`, (res) => {
+          res.on("data", (c: Buffer) => {
+            for (let i = c.indexOf(10); i >= 0; i = c.indexOf(10, i + 1)) received++;
+          });
+          res.on("error", () => undefined);
+          resolve();
+        });
+        req.on("error", () => undefined);
+        requests.push(req);
+      }),
+  ),
 );
 const changes = 1000;
 const names = sim.cluster.nodeNames();
@@ -87,7 +90,7 @@ const deadline = Date.now() + 60_000;
 while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 const fanMs = performance.now() - tw;
 console.log(`${`${changes} node changes to ${watcherCount} watchers`.padEnd(44)} ${ms(fanMs)} (${received}/${expected} events, ${((received / fanMs) * 1000).toFixed(0)} events/s)`);
-for (const ac of controllers) ac.abort();
+for (const req of requests) req.destroy();
 
 const end = process.memoryUsage();
 console.log(`${"memory at end".padEnd(44)} rss ${mb(end.rss)}, heap used ${mb(end.heapUsed)}`);

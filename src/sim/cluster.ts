@@ -119,6 +119,8 @@ export class SimCluster {
     this.lastTick = this.clock.now();
     this.store.addIndex(R.pods, "nodeName", (o) => [((o.spec as Obj)?.nodeName as string) ?? ""]);
     this.store.addIndex(R.pods, "owner", (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
+    // namespace|key=value of every pod label: PDB and selector lookups without scanning a namespace.
+    this.store.addIndex(R.pods, "label", (o) => Object.entries(o.metadata.labels ?? {}).map(([k, v]) => `${o.metadata.namespace}|${k}=${v}`));
     this.store.addIndex(R.replicasets, "owner", (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
     this.store.subscribe((e) => this.observe(e));
   }
@@ -644,8 +646,7 @@ export class SimCluster {
     let expected = 0;
     let healthy = 0;
     const names = new Set<string>();
-    for (const e of this.store.list(R.pods, pdb.metadata.namespace)) {
-      const p = e.obj;
+    for (const p of this.podsMatching(pdb.metadata.namespace!, spec)) {
       if (!sel.matches(p.metadata.labels) || isTerminal(p)) continue;
       names.add(p.metadata.name);
       if (p.metadata.deletionTimestamp) continue;
@@ -683,6 +684,19 @@ export class SimCluster {
       };
     });
     return e?.obj ?? pdb;
+  }
+
+  /** Pods of a namespace that a selector may match, narrowed by the label index when it can be. */
+  private *podsMatching(namespace: string, spec: Obj): Generator<KObject> {
+    const first = Object.entries((spec?.selector?.matchLabels ?? {}) as Record<string, string>)[0];
+    if (first) {
+      for (const key of this.store.byIndex(R.pods, "label", `${namespace}|${first[0]}=${first[1]}`)) {
+        const e = this.store.get(R.pods, key);
+        if (e) yield e.obj;
+      }
+      return;
+    }
+    for (const e of this.store.list(R.pods, namespace)) yield e.obj;
   }
 
   /** Kubelets: renew leases and post node status heartbeats. */

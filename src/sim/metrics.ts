@@ -32,10 +32,17 @@ interface Usage {
   memBytes: number;
 }
 
+const parsed = new Map<string, number>();
+function cached(text: string, parse: (t: string) => number): number {
+  let v = parsed.get(text);
+  if (v === undefined) parsed.set(text, (v = parse(text)));
+  return v;
+}
+
 function containerUsage(pod: KObject, c: Obj, tSec: number): Usage {
   const req = c.resources?.requests ?? {};
-  const cpuReq = req.cpu ? cpuMillicores(req.cpu) : 10;
-  const memReq = req.memory ? bytes(req.memory) : 32 * 1024 * 1024;
+  const cpuReq = req.cpu ? cached(`c${req.cpu}`, () => cpuMillicores(req.cpu)) : 10;
+  const memReq = req.memory ? cached(`m${req.memory}`, () => bytes(req.memory)) : 32 * 1024 * 1024;
   const id = `${pod.metadata.uid}/${c.name}`;
   const cpu = cpuReq * utilisation(id, tSec, 0.2 + hash01(id + "c") * 0.6);
   const mem = memReq * Math.min(1.1, utilisation(id + "m", tSec / 8, 0.5 + hash01(id + "m") * 0.4));

@@ -325,18 +325,26 @@ export class ApiRouter {
     if (wantsTable(req.headers.accept)) {
       return this.send(res, 200, renderTable(resource, items.map((e) => e.obj), this.cluster.clock.now(), meta, q.get("includeObject") ?? "Metadata"));
     }
-    // Stream the stored JSON: no object is re-serialised for a list.
+    // Stream the stored JSON: no object is re-serialised for a list, and a slow
+    // reader holds back the writer instead of the whole list piling up in memory.
     res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private" });
     const head = `{"kind":"${listKind(t.def)}","apiVersion":"${apiVersionOf(t.def.group, t.version)}","metadata":${JSON.stringify(meta)},"items":[`;
-    let buf = head;
-    for (let i = 0; i < items.length; i++) {
-      buf += (i ? "," : "") + this.versioned(items[i]!.json, t);
-      if (buf.length > 1 << 20) {
-        res.write(buf);
-        buf = "";
+    let i = 0;
+    const pump = (): void => {
+      while (i < items.length) {
+        let buf = i === 0 ? head : "";
+        const start = i;
+        while (i < items.length && buf.length < 1 << 20) buf += (i ? "," : "") + this.versioned(items[i++]!.json, t);
+        if (start === 0 && items.length === 0) break;
+        if (!res.write(buf)) {
+          res.once("drain", pump);
+          return;
+        }
       }
-    }
-    res.end(buf + "]}");
+      res.end(items.length === 0 ? head + "]}" : "]}");
+    };
+    res.on("close", () => (i = items.length + 1));
+    pump();
   }
 
   // ----------------------------------------------------------------- get

@@ -181,7 +181,18 @@ export function runningPod(pod: KObject, node: KObject, rng: Rng, clock: SimCloc
 }
 
 /** Requests of a pod in millicores and bytes (sum of containers; init containers ignored). */
+const requestCache = new WeakMap<KObject, { cpu: number; memory: number }>();
+
 export function podRequests(pod: KObject): { cpu: number; memory: number } {
+  // Stored objects never change in place, so parsing once per version is enough.
+  const cached = requestCache.get(pod);
+  if (cached) return cached;
+  const r = computeRequests(pod);
+  requestCache.set(pod, r);
+  return r;
+}
+
+function computeRequests(pod: KObject): { cpu: number; memory: number } {
   let cpu = 0;
   let memory = 0;
   for (const c of ((pod.spec as Obj)?.containers ?? []) as Obj[]) {
