@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server } from "node:http";
 import { ApolloServer } from "@apollo/server";
-import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
 import { planClusters, sourceFromKubeconfigText, type ClusterSource } from "../cluster/cluster-sources.js";
 import type { Config } from "../config/config.js";
@@ -105,7 +105,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // Signals belong to the CLI, which stops the whole app in order (Apollo's own handler
         // would stop only Apollo, then kill the process again).
         stopOnTerminationSignals: false,
-        plugins: [ApolloServerPluginLandingPageDisabled(), legacyJsonStatusPlugin()],
+        // Cache control hooks every field resolution; nothing here is HTTP-cacheable anyway.
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin()],
       });
       await apollo.start();
 

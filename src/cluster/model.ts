@@ -62,15 +62,15 @@ export interface CachedPod {
   phase: string;
   labels: Readonly<Record<string, string>>;
   /** Kind and name of the controller ownerReference, if any. */
-  ownerKind?: string;
-  ownerName?: string;
+  ownerKind: string | undefined;
+  ownerName: string | undefined;
   daemonSet: boolean;
   /** A static pod the kubelet mirrors into the API (kubernetes.io/config.mirror annotation). */
   mirror: boolean;
   /** Uses an emptyDir volume (kubectl drain needs --delete-emptydir-data for it). */
   emptyDir: boolean;
-  deletionTimestamp?: string;
-  terminationGracePeriodSeconds?: number;
+  deletionTimestamp: string | undefined;
+  terminationGracePeriodSeconds: number | undefined;
   /**
    * The pod's effective requests and limits as the scheduler and `kubectl describe node`
    * count them: containers summed, init containers as a maximum (sidecars added), plus overhead.

@@ -22,6 +22,7 @@
  * Status-reported resources (in-place resize) are not consulted, as with the default options.
  */
 
+import { Interner } from "./interner.js";
 import type { CachedNode, CachedPod, NodeCondition, NodeInfo, ResourceAmounts, Taint } from "./model.js";
 import { parseQuantity } from "../k8s/quantity.js";
 
@@ -140,10 +141,13 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
   });
 }
 
+/** One interner for every cluster's pods: equal label sets and request shapes are shared. */
+const SHARED = new Interner();
+
 const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 
 /** Strips a v1 Pod to a {@link CachedPod}, computing its effective requests and limits. */
-export function stripPod(cluster: string, raw: unknown): CachedPod {
+export function stripPod(cluster: string, raw: unknown, interner: Interner = SHARED): CachedPod {
   const pod = obj(raw);
   const metadata = obj(pod.metadata);
   const spec = obj(pod.spec);
@@ -161,17 +165,18 @@ export function stripPod(cluster: string, raw: unknown): CachedPod {
   const deletionTimestamp = str(metadata.deletionTimestamp);
   const { requests, limits } = podRequestsAndLimits(spec);
 
+  // Every pod gets the same properties in the same order: one hidden class for 150,000 objects.
   return Object.freeze({
     cluster,
-    namespace: str(metadata.namespace) ?? "",
+    namespace: interner.string(str(metadata.namespace) ?? ""),
     name: str(metadata.name) ?? "",
     uid: str(metadata.uid) ?? "",
     resourceVersion: str(metadata.resourceVersion) ?? "",
-    nodeName: str(spec.nodeName) ?? "",
-    phase: str(status.phase) ?? "",
-    labels: stringMap(metadata.labels),
-    ...(ownerKind !== undefined ? { ownerKind } : {}),
-    ...(ownerName !== undefined ? { ownerName } : {}),
+    nodeName: interner.string(str(spec.nodeName) ?? ""),
+    phase: interner.string(str(status.phase) ?? ""),
+    labels: interner.map(stringMap(metadata.labels)),
+    ownerKind: interner.string(ownerKind),
+    ownerName: interner.string(ownerName),
     daemonSet: ownerKind === "DaemonSet",
     // kubectl drain checks only that the annotation exists, whatever its value.
     mirror: Object.hasOwn(annotations, MIRROR_ANNOTATION),
@@ -179,11 +184,11 @@ export function stripPod(cluster: string, raw: unknown): CachedPod {
       const emptyDir = obj(v).emptyDir;
       return typeof emptyDir === "object" && emptyDir !== null;
     }),
-    ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}),
-    ...(typeof grace === "number" && Number.isFinite(grace) ? { terminationGracePeriodSeconds: grace } : {}),
-    requests,
-    limits,
-    creationTimestamp: str(metadata.creationTimestamp) ?? "",
+    deletionTimestamp,
+    terminationGracePeriodSeconds: typeof grace === "number" && Number.isFinite(grace) ? grace : undefined,
+    requests: interner.map(requests),
+    limits: interner.map(limits),
+    creationTimestamp: interner.string(str(metadata.creationTimestamp) ?? ""),
   });
 }
 

@@ -3,7 +3,7 @@ import type { Resolvers } from "../graphql/schema.js";
 import { nodeRoles, nodeStatusColumn } from "../k8s/node-display.js";
 import type { InventoryService, NodesQuery } from "./inventory-service.js";
 import { readyStatus } from "./node-filter.js";
-import { resourcesView, usageView } from "./resources.js";
+import { resourcesView, usageView, type PodResourceTotals } from "./resources.js";
 
 const CONDITION_STATUS: Record<string, "TRUE" | "FALSE" | "UNKNOWN"> = { True: "TRUE", False: "FALSE", Unknown: "UNKNOWN" };
 
@@ -18,8 +18,42 @@ function splitRuntime(version: string): [string, string] {
   return at < 0 ? [version, ""] : [version.slice(0, at), version.slice(at + 3)];
 }
 
+/**
+ * Per-object memo: cached nodes and pod totals are immutable (a change replaces the object),
+ * so a view computed once is valid until the object is dropped. A query for 5,000 nodes then
+ * mostly reuses what the previous query built.
+ */
+function memo<K extends object, V>(compute: (key: K) => V): (key: K) => V {
+  const views = new WeakMap<K, V>();
+  return (key) => {
+    let view = views.get(key);
+    if (view === undefined) views.set(key, (view = compute(key)));
+    return view;
+  };
+}
+
 /** Query.clusters, Query.nodes, Query.node and the Node, Pod and Cluster fields. */
 export function inventoryResolvers(inventory: InventoryService): Resolvers {
+  const labels = memo((node: CachedNode) => keyValues(node.labels));
+  const annotations = memo((node: CachedNode) => keyValues(node.annotations));
+  const capacity = memo((node: CachedNode) => resourcesView(node.capacity));
+  const allocatable = memo((node: CachedNode) => resourcesView(node.allocatable));
+  const requests = memo((totals: PodResourceTotals) => resourcesView(totals.requests));
+  const limits = memo((totals: PodResourceTotals) => resourcesView(totals.limits));
+  const conditions = memo((node: CachedNode) =>
+    node.conditions.map((c: NodeCondition) => ({
+      type: c.type,
+      status: CONDITION_STATUS[c.status] ?? "UNKNOWN",
+      reason: c.reason ?? null,
+      message: c.message ?? null,
+      lastHeartbeatTime: c.lastHeartbeatTime ?? null,
+      lastTransitionTime: c.lastTransitionTime ?? null,
+    })),
+  );
+  const nodeInfo = memo((node: CachedNode) => {
+    const [containerRuntime, containerRuntimeRelease] = splitRuntime(node.nodeInfo.containerRuntimeVersion);
+    return { ...node.nodeInfo, containerRuntime, containerRuntimeRelease };
+  });
   return {
     Query: {
       clusters: () => inventory.clusterViews(),
@@ -29,9 +63,9 @@ export function inventoryResolvers(inventory: InventoryService): Resolvers {
     Node: {
       id: (node: CachedNode) => `${node.cluster}/${node.name}`,
       createdAt: (node: CachedNode) => node.creationTimestamp,
-      labels: (node: CachedNode) => keyValues(node.labels),
+      labels,
       label: (node: CachedNode, { key }: { key: string }) => node.labels[key] ?? null,
-      annotations: (node: CachedNode) => keyValues(node.annotations),
+      annotations,
       taints: (node: CachedNode) => node.taints.map((t) => ({ key: t.key, value: t.value ?? null, effect: t.effect })),
       roles: (node: CachedNode) => nodeRoles(node.labels),
       zone: (node: CachedNode) => node.labels["topology.kubernetes.io/zone"] ?? null,
@@ -39,23 +73,12 @@ export function inventoryResolvers(inventory: InventoryService): Resolvers {
       instanceType: (node: CachedNode) => node.labels["node.kubernetes.io/instance-type"] ?? null,
       ready: (node: CachedNode) => readyStatus(node),
       status: (node: CachedNode) => nodeStatusColumn({ spec: { unschedulable: node.unschedulable }, status: { conditions: [...node.conditions] } }),
-      conditions: (node: CachedNode) =>
-        node.conditions.map((c: NodeCondition) => ({
-          type: c.type,
-          status: CONDITION_STATUS[c.status] ?? "UNKNOWN",
-          reason: c.reason ?? null,
-          message: c.message ?? null,
-          lastHeartbeatTime: c.lastHeartbeatTime ?? null,
-          lastTransitionTime: c.lastTransitionTime ?? null,
-        })),
-      nodeInfo: (node: CachedNode) => {
-        const [containerRuntime, containerRuntimeRelease] = splitRuntime(node.nodeInfo.containerRuntimeVersion);
-        return { ...node.nodeInfo, containerRuntime, containerRuntimeRelease };
-      },
-      capacity: (node: CachedNode) => resourcesView(node.capacity),
-      allocatable: (node: CachedNode) => resourcesView(node.allocatable),
-      requests: (node: CachedNode) => resourcesView(inventory.podTotals(node).requests),
-      limits: (node: CachedNode) => resourcesView(inventory.podTotals(node).limits),
+      conditions,
+      nodeInfo,
+      capacity,
+      allocatable,
+      requests: (node: CachedNode) => requests(inventory.podTotals(node)),
+      limits: (node: CachedNode) => limits(inventory.podTotals(node)),
       podCount: (node: CachedNode) => inventory.podTotals(node).podCount,
       usage: (node: CachedNode) => {
         const sample = inventory.usage(node);

@@ -228,7 +228,7 @@ describe("stripPod keeps what the model has", () => {
     assert.equal(pod.daemonSet, false);
     assert.equal(pod.mirror, false);
     assert.equal(pod.emptyDir, false);
-    assert.ok(!("ownerKind" in pod), "absent, not undefined");
+    assert.equal(pod.ownerName, undefined);
   });
 
   test("a non-controller DaemonSet reference does not make a DaemonSet pod", () => {
@@ -347,5 +347,20 @@ describe("stripNode keeps what the model has", () => {
     assert.deepEqual([node.taints, node.conditions, node.addresses], [[], [], []]);
     assert.deepEqual({ ...node.capacity }, {});
     assert.equal(node.nodeInfo.kubeletVersion, "");
+  });
+});
+
+describe("stripPod shares what pods have in common", () => {
+  test("equal label sets and request shapes are one object, whatever pod they came from", () => {
+    const replica = (name: string) => ({
+      metadata: { name, namespace: "shop", labels: { app: "cart", "pod-template-hash": "7d9f" } },
+      spec: { nodeName: "n1", containers: [{ name: "c", resources: { requests: { cpu: "250m", memory: "256Mi" } } }] },
+      status: { phase: "Running" },
+    });
+    const [a, b] = [stripPod("c1", replica("cart-1")), stripPod("c1", replica("cart-2"))];
+    assert.equal(a.labels, b.labels);
+    assert.equal(a.requests, b.requests);
+    assert.deepEqual(a.requests, { cpu: 250, memory: 268435456 });
+    assert.notEqual(a.name, b.name);
   });
 });
