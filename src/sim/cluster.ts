@@ -6,7 +6,7 @@
  * beyond plain storage (graceful pod deletion, eviction). Tests act on it
  * directly through the methods marked "test handle".
  */
-import { ObjectStore, objectKey, type Entry, type KObject, type StoreEvent } from "./store.js";
+import { ObjectStore, objectKey, Entry, type KObject, type StoreEvent } from "./store.js";
 import { SimClock } from "./clock.js";
 import { Rng } from "./rng.js";
 import { ApiError, notFound, tooManyRequests, internalError } from "./status.js";
@@ -172,9 +172,10 @@ export class SimCluster {
   update(resource: string, key: string, fn: (copy: KObject) => KObject | void): Entry | undefined {
     const e = this.store.get(resource, key);
     if (!e) return undefined;
-    const copy = JSON.parse(e.json) as KObject;
+    const text = e.json;
+    const copy = JSON.parse(text) as KObject;
     const next = fn(copy) ?? copy;
-    if (JSON.stringify(next) === e.json) return e;
+    if (JSON.stringify(next) === text) return e;
     return this.store.put(resource, next);
   }
 

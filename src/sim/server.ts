@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SimCluster, R } from "./cluster.js";
-import { objectKey, type Entry, type KObject, type StoreEvent } from "./store.js";
+import { objectKey, Entry, type KObject, type StoreEvent } from "./store.js";
 import { RESOURCES, apiGroup, apiGroupList, apiResourceList, apiVersionOf, apiVersions, findResource, storageName, type ResourceDef } from "./resources.js";
 import { ApiError, alreadyExists, badRequest, conflict, gone, methodNotAllowed, notFound, pathNotFound, success, toApiError, invalid } from "./status.js";
 import { applyPatch } from "./patch.js";
@@ -70,6 +70,11 @@ const VERSION_INFO = {
   platform: "linux/amd64",
 };
 
+const COMMA = Buffer.from(",");
+const CLOSE = Buffer.from("]}");
+const NL_CLOSE = Buffer.from("}\n");
+const ADDED = Buffer.from('{"type":"ADDED","object":');
+
 function listKind(def: ResourceDef): string {
   return `${def.kind}List`;
 }
@@ -79,7 +84,7 @@ export class ApiRouter {
   private readonly watchers = new Set<Watcher>();
   readonly log: RequestRecord[] = [];
   readonly counts = new Map<string, number>();
-  private readonly eventLines = new WeakMap<StoreEvent, string>();
+  private readonly eventLines = new WeakMap<StoreEvent, Buffer>();
   private readonly unsubscribe: () => void;
   serverAddress = "127.0.0.1:0";
 
@@ -328,20 +333,26 @@ export class ApiRouter {
     // Stream the stored JSON: no object is re-serialised for a list, and a slow
     // reader holds back the writer instead of the whole list piling up in memory.
     res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private" });
-    const head = `{"kind":"${listKind(t.def)}","apiVersion":"${apiVersionOf(t.def.group, t.version)}","metadata":${JSON.stringify(meta)},"items":[`;
+    const head = Buffer.from(`{"kind":"${listKind(t.def)}","apiVersion":"${apiVersionOf(t.def.group, t.version)}","metadata":${JSON.stringify(meta)},"items":[`);
+    const same = t.version === t.def.versions[0];
     let i = 0;
     const pump = (): void => {
       while (i < items.length) {
-        let buf = i === 0 ? head : "";
-        const start = i;
-        while (i < items.length && buf.length < 1 << 20) buf += (i ? "," : "") + this.versioned(items[i++]!.json, t);
-        if (start === 0 && items.length === 0) break;
-        if (!res.write(buf)) {
+        const parts: Buffer[] = i === 0 ? [head] : [];
+        let size = 0;
+        while (i < items.length && size < 1 << 20) {
+          const bytes = same ? items[i]!.bytes : Buffer.from(this.versioned(items[i]!.json, t));
+          if (i > 0) parts.push(COMMA);
+          parts.push(bytes);
+          size += bytes.length;
+          i++;
+        }
+        if (!res.write(Buffer.concat(parts))) {
           res.once("drain", pump);
           return;
         }
       }
-      res.end(items.length === 0 ? head + "]}" : "]}");
+      res.end(items.length === 0 ? Buffer.concat([head, CLOSE]) : CLOSE);
     };
     res.on("close", () => (i = items.length + 1));
     pump();
@@ -359,13 +370,13 @@ export class ApiRouter {
 
   // --------------------------------------------------------------- watch
 
-  private eventLine(e: StoreEvent, type: string): string {
-    if (type === e.type) {
-      let line = this.eventLines.get(e);
-      if (line === undefined) this.eventLines.set(e, (line = `{"type":"${type}","object":${e.entry.json}}\n`));
-      return line;
-    }
-    return `{"type":"${type}","object":${e.entry.json}}\n`;
+  private eventLine(e: StoreEvent, type: string): Buffer {
+    const build = () => Buffer.concat([Buffer.from(`{"type":"${type}","object":`), e.entry.bytes, NL_CLOSE]);
+    if (type !== e.type) return build();
+    // Serialised once per event, however many watchers receive it.
+    let line = this.eventLines.get(e);
+    if (line === undefined) this.eventLines.set(e, (line = build()));
+    return line;
   }
 
   private deliver(w: Watcher, e: StoreEvent): void {
@@ -384,7 +395,7 @@ export class ApiRouter {
       w.res.write(`{"type":"${type}","object":${JSON.stringify(table)}}\n`);
       return;
     }
-    const line = w.version === w.def.versions[0] ? this.eventLine(e, type) : this.versioned(this.eventLine(e, type), w);
+    const line = w.version === w.def.versions[0] ? this.eventLine(e, type) : this.versioned(this.eventLine(e, type).toString(), w);
     w.res.write(line);
   }
 
@@ -440,7 +451,7 @@ export class ApiRouter {
       for (const e of store.list(resource, t.namespace)) {
         if (!sel.matches(e.obj)) continue;
         if (table) res.write(`{"type":"ADDED","object":${JSON.stringify(renderTable(resource, [e.obj], this.cluster.clock.now(), { resourceVersion: e.obj.metadata.resourceVersion }))}}\n`);
-        else res.write(`{"type":"ADDED","object":${this.versioned(e.json, t)}}\n`);
+        else res.write(t.version === t.def.versions[0] ? Buffer.concat([ADDED, e.bytes, NL_CLOSE]) : `{"type":"ADDED","object":${this.versioned(e.json, t)}}\n`);
       }
       if (q.get("sendInitialEvents") === "true" && q.get("allowWatchBookmarks") === "true") bookmark({ "k8s.io/initial-events-end": "true" });
     } else {
@@ -497,7 +508,8 @@ export class ApiRouter {
     delete result.metadata.resourceVersion;
     this.validate(t, result);
     if (q.get("dryRun")) return { ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } };
-    if (JSON.stringify({ ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } }) === current.json) return current;
+    // A write that changes nothing keeps its resourceVersion, as in the apiserver.
+    if (Buffer.from(JSON.stringify({ ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } })).equals(current.bytes)) return current;
     return this.cluster.store.put(this.storage(t), result);
   }
 
@@ -518,7 +530,7 @@ export class ApiRouter {
   }
 
   private reply(res: ServerResponse, code: number, t: Target, r: Entry | KObject): void {
-    if ("json" in r && "key" in r) this.send(res, code, this.versioned((r as Entry).json, t));
+    if (r instanceof Entry) this.send(res, code, this.versioned(r.json, t));
     else this.send(res, code, r);
   }
 
