@@ -226,6 +226,8 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
     });
   }
 
-  c.tick();
+  // Controllers feed each other (ReplicaSet status -> Deployment status, PDB
+  // status -> disruption checks): let them settle before anyone connects.
+  for (let i = 0; i < 4; i++) c.tick();
   c.store.compactAll();
 }

@@ -38,7 +38,13 @@ export interface SimulatorOptions {
   seed?: number;
   /** kubeconfig context/cluster/user name (default "sim"). */
   name?: string;
-  /** Churn scenarios per simulated minute (default 0: still). */
+  /**
+   * Churn scenarios per simulated minute (default 0). At 0 nothing changes on
+   * its own except kube-node-lease renewals (every 10 simulated seconds): node
+   * objects stay still. Above 0, kubelets also post node status heartbeats and
+   * scenarios run: condition flaps, a node going NotReady or Unknown and back,
+   * kubelet upgrades, nodes added and removed. Metrics move with time regardless.
+   */
   churn?: number;
   /** Simulated seconds per wall second (default 1). */
   clockSpeed?: number;
