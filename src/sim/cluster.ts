@@ -96,6 +96,8 @@ export class SimCluster {
   private readonly terminating = new Map<string, number>();
   private readonly starting = new Map<string, number>();
   private readonly unscheduled = new Set<string>();
+  /** Pods no node could take, with when to try again (the scheduler's backoff). */
+  private readonly unschedulableRetry = new Map<string, number>();
   private readonly dirtyRS = new Set<string>();
   private readonly dirtyDeploy = new Set<string>();
   private readonly dirtyDS = new Set<string>();
@@ -196,6 +198,7 @@ export class SimCluster {
         if (e.type === "DELETED") {
           this.terminating.delete(e.entry.key);
           this.starting.delete(e.entry.key);
+          this.unschedulableRetry.delete(e.entry.key);
           this.unscheduled.delete(e.entry.key);
         } else if (!(obj.spec as Obj).nodeName && !obj.metadata.deletionTimestamp) {
           this.unscheduled.add(e.entry.key);
@@ -595,6 +598,12 @@ export class SimCluster {
   }
 
   private schedulePending(): void {
+    const now = this.clock.now();
+    for (const [key, at] of this.unschedulableRetry) {
+      if (at > now) continue;
+      this.unschedulableRetry.delete(key);
+      this.unscheduled.add(key);
+    }
     if (this.unscheduled.size === 0) return;
     const total = this.store.size(R.nodes);
     for (const key of [...this.unscheduled]) {
@@ -610,6 +619,7 @@ export class SimCluster {
         target = this.chooseNode(pod);
       }
       if (!target) {
+        this.unschedulableRetry.set(key, now + 10_000);
         const cond = ((pod.status as Obj).conditions ?? []) as Obj[];
         if (!cond.some((c) => c.reason === "Unschedulable")) this.store.put(R.pods, unschedulable(JSON.parse(this.store.get(R.pods, key)!.json), total, this.clock));
         continue;

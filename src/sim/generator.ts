@@ -7,6 +7,7 @@ import { R, SimCluster } from "./cluster.js";
 import type { KObject } from "./store.js";
 import { container, podFromTemplate } from "./workloads.js";
 import { CONTROL_PLANE_POOL, POOLS } from "./nodes.js";
+import { cpuMillicores } from "../k8s/quantity.js";
 
 type Obj = Record<string, any>;
 
@@ -165,7 +166,11 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
     { ns: "kube-system", name: "metrics-server", replicas: 1, spec: { priorityClassName: "system-cluster-critical", containers: [container("metrics-server", "registry.k8s.io/metrics-server/metrics-server:v0.7.2", { requests: { cpu: "100m", memory: "200Mi" } })], volumes: [{ name: "tmp-dir", emptyDir: {} }] } },
     { ns: "payments", name: "ledger", replicas: 2, spec: { containers: [container("ledger", "ghcr.io/acme/ledger:3.2.0", { requests: { cpu: "250m", memory: "512Mi" }, limits: { cpu: "1", memory: "1Gi" } })] }, pdb: { minAvailable: 2 } },
   ];
-  const target = Math.max(0, opts.nodes * podsPerNode - opts.nodes * daemonSets.length - controlPlanes * 4 - plans.reduce((s, p) => s + p.replicas, 0) - 4);
+  // Fill workers to about 70% of their CPU on average (requests average ~210m),
+  // so small clusters are not packed solid and drains have somewhere to go.
+  const workerCpu = workers.reduce((sum, n) => sum + cpuMillicores(((n.status as Obj).allocatable as Obj).cpu), 0);
+  const fillCap = Math.floor((workerCpu * 0.7) / 210);
+  const target = Math.min(fillCap, Math.max(0, opts.nodes * podsPerNode - opts.nodes * daemonSets.length - controlPlanes * 4 - plans.reduce((s, p) => s + p.replicas, 0) - 4));
   let planned = 0;
   let i = 0;
   while (planned < target) {

@@ -114,3 +114,30 @@ describe("simulated cluster behaviour", () => {
     await assert.rejects(fetch(`${s.url}/version`));
   });
 });
+
+describe("scheduling retries", () => {
+  test("a pod no node can take stays Pending as Unschedulable, then runs once a node frees up", async () => {
+    const sim = await startSimulator({ nodes: 6, seed: 12, churn: 0, clockSpeed: 0 });
+    try {
+      const workers = sim.cluster.nodeNames().filter((n) => !n.startsWith("control-plane"));
+      for (const n of workers) sim.cluster.update(R.nodes, n, (o) => void ((o.spec as any).unschedulable = true));
+      const res = await fetch(`${sim.url}/api/v1/namespaces/default/pods`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "waiting" }, spec: { containers: [{ name: "c", image: "busybox", resources: { requests: { cpu: "100m" } } }] } }),
+      });
+      assert.equal(res.status, 201);
+      sim.cluster.advance(5_000);
+      const pending = sim.cluster.get(R.pods, "waiting", "default")!;
+      assert.equal((pending.status as any).phase, "Pending");
+      assert.equal((pending.status as any).conditions[0].reason, "Unschedulable");
+      sim.cluster.update(R.nodes, workers[0]!, (o) => void delete (o.spec as any).unschedulable);
+      sim.cluster.advance(15_000);
+      const running = sim.cluster.get(R.pods, "waiting", "default")!;
+      assert.equal((running.spec as any).nodeName, workers[0]);
+      assert.equal((running.status as any).phase, "Running");
+    } finally {
+      await sim.stop();
+    }
+  });
+});
