@@ -209,7 +209,7 @@ export class ApiRouter {
     const watch = q.get("watch") === "true" || q.get("watch") === "1";
     record.verb =
       method === "GET" ? (t.name ? "get" : watch ? "watch" : "list") :
-      method === "POST" ? (t.subresource === "eviction" ? "create" : "create") :
+      method === "POST" ? "create" :
       method === "PUT" ? "update" : method === "PATCH" ? "patch" : method === "DELETE" ? (t.name ? "delete" : "deletecollection") : method.toLowerCase();
     if (t.def.virtual) {
       if (method !== "GET") throw methodNotAllowed();
@@ -569,10 +569,8 @@ export class ApiRouter {
   private update(t: Target, q: URLSearchParams, body: Buffer, res: ServerResponse): void {
     const current = this.entry(t);
     const next = this.parseBody(body);
+    // Without a resourceVersion an update is unconditional, as the apiserver allows for these kinds.
     next.metadata ??= { name: t.name! };
-    if (!next.metadata.resourceVersion && ["Lease"].includes(t.def.kind)) {
-      // Unconditional updates are allowed; the kubelet always sends one anyway.
-    }
     const r = this.commit(t, current, next, q);
     this.cluster.tick();
     this.reply(res, 200, t, r);
