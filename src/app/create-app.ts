@@ -164,8 +164,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["database", () => (overrides.database ? undefined : database?.close())],
     ];
     for (const [name, step] of steps) {
+      const began = Date.now();
       try {
         await step();
+        logger.debug({ step: name, ms: Date.now() - began }, "shutdown step done");
       } catch (error) {
         logger.warn({ err: error, step: name }, "shutdown step failed");
       }

@@ -61,7 +61,8 @@ export class Reflector<T> {
   private readonly o: Required<Omit<ReflectorOptions<T>, "onStateChange">> & Pick<ReflectorOptions<T>, "onStateChange">;
   private stopped = false;
   private resourceVersion: string | undefined;
-  private abort: AbortController | undefined;
+  /** Ends the current watch stream, if one is open or opening. */
+  private endWatch: (() => void) | undefined;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   readonly state: ReflectorState = { connected: false, synced: false, relists: 0, restarts: 0 };
@@ -84,7 +85,7 @@ export class Reflector<T> {
   /** Ends the loop and the open watch; resolves when the loop has exited. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.abort?.abort();
+    this.endWatch?.();
     this.wake?.();
     await this.loop;
   }
@@ -155,11 +156,14 @@ export class Reflector<T> {
       let delivered = false;
       let settled = false;
       let stallTimer: NodeJS.Timeout | undefined;
+      let controller: AbortController | undefined;
       const finish = (error?: unknown) => {
         if (settled) return;
         settled = true;
         clearTimeout(stallTimer);
-        this.abort?.abort();
+        // If the request is still opening, the controller arrives later and is aborted then.
+        controller?.abort();
+        this.endWatch = undefined;
         this.setState({ connected: false });
         if (error) reject(error);
         else resolve(delivered);
@@ -172,6 +176,7 @@ export class Reflector<T> {
         }, this.o.stallTimeoutMs);
       };
       armStallTimer();
+      this.endWatch = () => finish();
       const timeoutSeconds = Math.round(this.o.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
       this.o.client
         .watch(
@@ -203,9 +208,9 @@ export class Reflector<T> {
           (error) => finish(error ?? undefined),
         )
         .then(
-          (controller) => {
-            this.abort = controller;
-            if (settled) controller.abort();
+          (opened) => {
+            controller = opened;
+            if (settled) opened.abort();
             // The response headers arrived: the stream is open even before its first event.
             else this.setState({ connected: true, lastError: undefined });
           },

@@ -9,6 +9,7 @@ describe("configuration", () => {
       port: 4000,
       logLevel: "info",
       database: { kind: "pglite", dataDir: "./data" },
+      clusters: { kubeconfigs: [], contexts: [] },
     });
   });
 
@@ -34,6 +35,7 @@ describe("configuration", () => {
     ["a database URL of another scheme", [], { DATABASE_URL: "mysql://x@y/z" }, /^DATABASE_URL: scheme "mysql" is not supported/],
     ["an unknown flag", ["--nope"], {}, /Unknown option '--nope'/],
     ["a flag without its value", ["--port"], {}, /Option '--port <value>' argument missing/],
+    ["a simulated cluster of no nodes", ["--simulate", "0"], {}, /^--simulate: "0" is not a node count/],
   ];
   for (const [what, argv, env, message] of invalid) {
     test(`${what} is a ConfigError naming the setting`, () => {
@@ -51,6 +53,14 @@ describe("configuration", () => {
       assert.doesNotMatch(error.message, /s3cret/);
       return true;
     });
+  });
+
+  test("kubeconfig lists and repeated --context flags", () => {
+    assert.deepEqual(loadConfig(["--context", "a", "--context", "b"], { KUBECONFIG: "/x:/y" }).clusters, {
+      kubeconfigs: ["/x", "/y"],
+      contexts: ["a", "b"],
+    });
+    assert.deepEqual(loadConfig([], { KUBE_CONTEXTS: "a, b", SIMULATE: "40" }).clusters, { kubeconfigs: [], contexts: ["a", "b"], simulate: 40 });
   });
 
   test("redactDatabaseUrl drops the password", () => {

@@ -32,7 +32,7 @@ export async function startTestApp(
       clusters: { kubeconfigs: [], contexts: [], simulate: 3 },
       ...config,
     },
-    { logger: createLogger("info", sink), ...overrides },
+    { logger: createLogger("debug", sink), ...overrides },
   );
   await app.start();
   return { app, url: app.url, logs };
