@@ -67,7 +67,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   const contextFor = (req: IncomingMessage): RequestContext => {
     const requestId = requestIdOf(req);
-    return { requestId, logger: logger.child({ requestId }) };
+    return { requestId, logger: logger.child({ requestId }), loaders: new Map() };
   };
   const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
 

@@ -4,4 +4,16 @@ import type { Logger } from "../log/logger.js";
 export interface RequestContext {
   requestId: string;
   logger: Logger;
+  /** Per-request DataLoaders, made on first use by {@link loaderFor}. */
+  loaders: Map<string, unknown>;
+}
+
+/**
+ * The request's loader named `name`, made by `make` the first time it is asked for. One
+ * loader per request (DataLoader's rule): batching within the request, no cache across them.
+ */
+export function loaderFor<T>(context: RequestContext, name: string, make: () => T): T {
+  let loader = context.loaders.get(name) as T | undefined;
+  if (loader === undefined) context.loaders.set(name, (loader = make()));
+  return loader;
 }
