@@ -1,0 +1,84 @@
+import DataLoader from "dataloader";
+import type { CachedNode } from "../cluster/model.js";
+import { loaderFor, type RequestContext } from "../graphql/context.js";
+import type { Resolvers } from "../graphql/schema.js";
+import {
+  nodeHistorySize,
+  type ConditionTransitionView,
+  type HistoryQueries,
+  type MaintenanceEventFilter,
+  type MaintenanceEventView,
+  type TransitionFilter,
+} from "./history-queries.js";
+
+interface ConnectionArgs<F> {
+  filter?: F | null;
+  first?: number | null;
+  after?: string | null;
+}
+
+interface NodeRef {
+  cluster: string;
+  node: string;
+}
+
+const nodeRefKey = (ref: NodeRef): string => `${ref.cluster}\u0000${ref.node}`;
+
+/**
+ * Query.conditionTransitions, Query.maintenanceEvents, Node.conditionTransitions and
+ * Node.maintenanceEvents. The Node fields go through one DataLoader per request and argument
+ * set, so every node of a page asking for the same (type, since, first) shares one SQL
+ * statement, and nodes asking with other arguments get their own.
+ */
+export function historyQueryResolvers(queries: HistoryQueries): Resolvers {
+  return {
+    Query: {
+      conditionTransitions: (_root, args: ConnectionArgs<TransitionFilter>) =>
+        queries.conditionTransitions(args.filter, args.first, args.after),
+      maintenanceEvents: (_root, args: ConnectionArgs<MaintenanceEventFilter>) =>
+        queries.maintenanceEvents(args.filter, args.first, args.after),
+    },
+    Node: {
+      conditionTransitions: async (
+        node: CachedNode,
+        args: { type?: string | null; since?: Date | null; first?: number | null },
+        context: RequestContext,
+      ): Promise<ConditionTransitionView[]> => {
+        // Validated here, before batching, so a bad `first` fails this field alone.
+        const first = nodeHistorySize(args.first);
+        if (first === 0) return [];
+        const type = args.type ?? null;
+        const since = args.since ?? null;
+        const name = `history:Node.conditionTransitions:${JSON.stringify([type, since?.getTime() ?? null, first])}`;
+        const loader = loaderFor(
+          context,
+          name,
+          () =>
+            new DataLoader<NodeRef, ConditionTransitionView[], string>(
+              (refs) => queries.transitionsForNodes(refs.map((ref) => ({ ...ref, type, since, first }))),
+              { cacheKeyFn: nodeRefKey },
+            ),
+        );
+        return loader.load({ cluster: node.cluster, node: node.name });
+      },
+      maintenanceEvents: async (
+        node: CachedNode,
+        args: { first?: number | null },
+        context: RequestContext,
+      ): Promise<MaintenanceEventView[]> => {
+        const first = nodeHistorySize(args.first);
+        if (first === 0) return [];
+        const loader = loaderFor(
+          context,
+          `history:Node.maintenanceEvents:${first}`,
+          () =>
+            new DataLoader<NodeRef, MaintenanceEventView[], string>(
+              (refs) => queries.eventsForNodes(refs.map((ref) => ({ ...ref, first }))),
+              { cacheKeyFn: nodeRefKey },
+            ),
+        );
+        return loader.load({ cluster: node.cluster, node: node.name });
+      },
+    },
+  };
+}
