@@ -14,6 +14,11 @@ import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js"
 import { buildSchema } from "../graphql/schema.js";
 import { attachGraphqlWebSocket, type GraphqlWebSocketEndpoint } from "../graphql/websocket-server.js";
 import { createHttpServer, requestIdOf, type Readiness } from "../http/http-server.js";
+import { HistoryQueries } from "../history/history-queries.js";
+import { historyQueryResolvers } from "../history/history-resolvers.js";
+import { HistoryRecorder } from "../history/history-recorder.js";
+import { HistoryRetention } from "../history/history-retention.js";
+import { HistoryStore } from "../history/history-store.js";
 import { InventoryService } from "../inventory/inventory-service.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
@@ -29,6 +34,8 @@ export interface AppOverrides {
   clusters?: ClusterSource[];
   /** Watch and metrics timings (tests shorten them). */
   clusterTuning?: ClusterTuning;
+  /** Lease timing and identity of the history recorder (tests shorten and name them). */
+  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number };
 }
 
 /** Churn of the embedded demo cluster, in scenarios per simulated minute: alive but calm. */
@@ -63,6 +70,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let webSocket: GraphqlWebSocketEndpoint | undefined;
   let clusters: ClusterRegistry | undefined;
   let simulator: Simulator | undefined;
+  let recorder: HistoryRecorder | undefined;
+  let retention: HistoryRetention | undefined;
   let stopping: Promise<void> | undefined;
 
   const contextFor = (req: IncomingMessage): RequestContext => {
@@ -96,8 +105,29 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       clusters = new ClusterRegistry(await clusterSources(), logger, overrides.clusterTuning);
       clusters.start();
       const inventory = new InventoryService(clusters);
+      const tuning = overrides.recorderTuning ?? {};
+      recorder = new HistoryRecorder({
+        clusters,
+        store: new HistoryStore(database),
+        logger: logger.child({ component: "history" }),
+        ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
+        lease: {
+          namespace: config.history.leaseNamespace,
+          name: "node-inventory-history",
+          durationMs: tuning.leaseDurationMs ?? config.history.leaseDurationSeconds * 1000,
+          retryPeriodMs: tuning.retryPeriodMs ?? Math.max(500, (config.history.leaseDurationSeconds * 1000) / 5),
+          ...(tuning.identity ? { identity: tuning.identity } : {}),
+        },
+      });
+      recorder.start();
+      retention = new HistoryRetention(database, config.history.retentionDays, logger);
+      retention.start();
 
-      const schema = buildSchema([serviceResolvers(database, startedAt), inventoryResolvers(inventory)]);
+      const schema = buildSchema([
+        serviceResolvers(database, startedAt),
+        inventoryResolvers(inventory),
+        historyQueryResolvers(new HistoryQueries(database, logger)),
+      ]);
       apollo = new ApolloServer<RequestContext>({
         schema,
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
@@ -159,6 +189,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["websocket", () => webSocket?.close()],
       ["http", () => (httpServer?.listening ? closeHttp(httpServer) : undefined)],
       ["graphql", () => apollo?.stop()],
+      ["history", () => Promise.all([recorder?.stop(), retention?.stop()])],
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],
       ["database", () => (overrides.database ? undefined : database?.close())],

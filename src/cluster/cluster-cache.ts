@@ -45,8 +45,10 @@ export interface ClusterCacheOptions {
  * indexed by node, and node metrics. Reads are synchronous map lookups: a query never waits
  * on the Kubernetes API. Emits "node" with a NodeChange for every observed node change.
  */
-export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [ClusterStatus] }> {
+export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [ClusterStatus]; relisted: [] }> {
   readonly name: string;
+  /** The cluster's API, for the few writes and leases that go beside the caches. */
+  readonly client: KubeClient;
   private readonly nodes = new Map<string, CachedNode>();
   private readonly pods = new Map<string, CachedPod>();
   private readonly podsByNode = new Map<string, Map<string, CachedPod>>();
@@ -59,6 +61,7 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   constructor(options: ClusterCacheOptions) {
     super();
     this.name = options.name;
+    this.client = options.client;
     const logger = options.logger.child({ cluster: options.name });
     const tuning = {
       ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
@@ -168,6 +171,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
             this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: true });
           }
         }
+        // After a relist, what changed while the watch was down is only knowable by comparison.
+        this.emit("relisted");
       },
       upsert: (name, after) => {
         const before = this.nodes.get(name);

@@ -34,10 +34,29 @@ export class KubeClient {
   }
 
   /** GET `path` with `query`, parsed; rejects with KubeApiError on a non-2xx answer. */
-  async getJson<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}, timeoutMs = 60_000): Promise<T> {
+  getJson<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}, timeoutMs = 60_000): Promise<T> {
+    return this.request<T>("GET", path, query, undefined, timeoutMs);
+  }
+
+  /** Any verb with an optional JSON body (`contentType` for patches); parsed answer or KubeApiError. */
+  async request<T>(
+    method: string,
+    path: string,
+    query: Record<string, string | number | boolean | undefined> = {},
+    body?: unknown,
+    timeoutMs = 30_000,
+    contentType = "application/json",
+  ): Promise<T> {
     const url = new URL(this.server.replace(/\/$/, "") + path);
     for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
-    const options: RequestOptions = { method: "GET", headers: { accept: "application/json" } };
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const options: RequestOptions = {
+      method,
+      headers: {
+        accept: "application/json",
+        ...(payload ? { "content-type": contentType, "content-length": payload.length } : {}),
+      },
+    };
     await this.kubeConfig.applyToHTTPSOptions(options);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     return new Promise<T>((resolve, reject) => {
@@ -52,16 +71,16 @@ export class KubeClient {
             try {
               resolve(JSON.parse(text) as T);
             } catch {
-              reject(new KubeApiError(status, `GET ${path}: the answer is not JSON`));
+              reject(new KubeApiError(status, `${method} ${path}: the answer is not JSON`));
             }
             return;
           }
-          let message = `GET ${path}: HTTP ${status}`;
+          let message = `${method} ${path}: HTTP ${status}`;
           let reason: string | undefined;
           try {
             const body = JSON.parse(text) as { kind?: string; message?: string; reason?: string };
             if (body.kind === "Status") {
-              message = `GET ${path}: ${body.message ?? status}`;
+              message = `${method} ${path}: ${body.message ?? status}`;
               reason = body.reason;
             }
           } catch {
@@ -70,9 +89,9 @@ export class KubeClient {
           reject(new KubeApiError(status, message, reason));
         });
       });
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`GET ${path}: no answer within ${timeoutMs} ms`)));
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
       req.on("error", reject);
-      req.end();
+      req.end(payload);
     });
   }
 

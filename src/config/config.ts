@@ -21,6 +21,13 @@ export interface ClustersConfig {
   simulate?: number;
 }
 
+/** How history is kept: for how long, and the Lease replicas elect a recorder with. */
+export interface HistoryConfig {
+  retentionDays: number;
+  leaseNamespace: string;
+  leaseDurationSeconds: number;
+}
+
 /** Everything `serve` needs, already validated. */
 export interface Config {
   host: string;
@@ -28,6 +35,7 @@ export interface Config {
   database: DatabaseConfig;
   logLevel: LogLevel;
   clusters: ClustersConfig;
+  history: HistoryConfig;
 }
 
 /** A setting that cannot be used; the CLI prints `message` alone and exits 2. */
@@ -58,6 +66,9 @@ export const SETTINGS = {
   },
   context: { flag: "context", env: "KUBE_CONTEXTS", default: undefined, help: "only this context; repeatable (env: comma-separated)" },
   simulate: { flag: "simulate", env: "SIMULATE", default: undefined, help: "serve the embedded simulated cluster with this many nodes" },
+  retentionDays: { flag: "history-retention-days", env: "HISTORY_RETENTION_DAYS", default: "90", help: "days of history kept; older rows are pruned hourly" },
+  leaseNamespace: { flag: "lease-namespace", env: "LEASE_NAMESPACE", default: "kube-system", help: "namespace of the Lease that elects the replica recording each cluster" },
+  leaseDuration: { flag: "lease-duration", env: "LEASE_DURATION_SECONDS", default: "15", help: "seconds a recorder's Lease lasts without renewal" },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
 
 /** Settings a flag may give several times. */
@@ -123,7 +134,28 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     throw new ConfigError(`${describeSource("logLevel", flags)}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
   }
 
-  return { host, port, logLevel, database: databaseConfig(flags, env), clusters: clustersConfig(flags, env) };
+  return { host, port, logLevel, database: databaseConfig(flags, env), clusters: clustersConfig(flags, env), history: historyConfig(flags, env) };
+}
+
+function positiveInteger(name: "retentionDays" | "leaseDuration", flags: Record<string, unknown>, env: NodeJS.ProcessEnv, max: number): number {
+  const text = pick(name, flags, env)!;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > max) {
+    throw new ConfigError(`${describeSource(name, flags)}: "${text}" is not a whole number from 1 to ${max}`);
+  }
+  return value;
+}
+
+function historyConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): HistoryConfig {
+  const leaseNamespace = pick("leaseNamespace", flags, env)!;
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(leaseNamespace)) {
+    throw new ConfigError(`${describeSource("leaseNamespace", flags)}: "${leaseNamespace}" is not a namespace name`);
+  }
+  return {
+    retentionDays: positiveInteger("retentionDays", flags, env, 36_500),
+    leaseNamespace,
+    leaseDurationSeconds: positiveInteger("leaseDuration", flags, env, 3_600),
+  };
 }
 
 function clustersConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): ClustersConfig {

@@ -30,6 +30,8 @@ export async function startTestApp(
       logLevel: "info",
       database: { kind: "pglite", dataDir: "memory" },
       clusters: { kubeconfigs: [], contexts: [], simulate: 3 },
+      // The simulator's nodes are a year old: keep all their history unless a test is about retention.
+      history: { retentionDays: 36_500, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
       ...config,
     },
     { logger: createLogger("debug", sink), ...overrides },

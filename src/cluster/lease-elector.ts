@@ -1,0 +1,175 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { Logger } from "../log/logger.js";
+import { KubeApiError, type KubeClient } from "./kube-client.js";
+
+export interface LeaseElectorOptions {
+  client: KubeClient;
+  logger: Logger;
+  namespace: string;
+  name: string;
+  /** Who we are in the lease's holderIdentity. */
+  identity?: string;
+  /** How long a lease not renewed stays with its holder. */
+  leaseDurationMs?: number;
+  /** How often the holder renews and a candidate retries. */
+  retryPeriodMs?: number;
+  onStartedLeading(): void;
+  onStoppedLeading(): void;
+}
+
+/** Every replica's default identity: host, process and a random part (pids repeat in containers). */
+export function defaultIdentity(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+}
+
+interface Lease {
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
+ * the holder renews every retry period; a candidate takes the lease over once it has seen no
+ * renewal for a whole lease duration. Expiry is judged by when *we* last saw the record change,
+ * not by the holder's clock, so clock skew between replicas does not matter. Every write is an
+ * optimistic update (resourceVersion): two candidates cannot both win.
+ */
+export class LeaseElector {
+  private readonly o: Required<Omit<LeaseElectorOptions, "identity">> & { identity: string };
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private leading = false;
+  private observed: { holder?: string; renewTime?: string; seenAt: number } | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(options: LeaseElectorOptions) {
+    this.o = { identity: defaultIdentity(), leaseDurationMs: 15_000, retryPeriodMs: 2_000, ...options };
+  }
+
+  get identity(): string {
+    return this.o.identity;
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Stops campaigning; a leader releases the lease so a standby takes over at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    if (this.leading) {
+      this.setLeading(false);
+      await this.release().catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not release the lease"));
+    }
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.running = this.tryAcquireOrRenew()
+        .catch((error) => {
+          this.o.logger.warn({ lease: this.path(), err: (error as Error).message }, "lease check failed");
+          // Unable to renew within a lease duration means someone else may hold it now.
+          if (this.leading && this.observed && Date.now() - this.observed.seenAt > this.o.leaseDurationMs) this.setLeading(false);
+        })
+        .finally(() => {
+          if (!this.stopped) this.schedule(this.o.retryPeriodMs);
+        });
+    }, ms);
+    this.timer.unref();
+  }
+
+  private path(name = ""): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases${name ? `/${name}` : ""}`;
+  }
+
+  private async tryAcquireOrRenew(): Promise<void> {
+    const now = new Date();
+    const microNow = now.toISOString().replace("Z", "000Z");
+    let lease: Lease;
+    try {
+      lease = await this.o.client.getJson<Lease>(this.path(this.o.name));
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.statusCode === 404)) throw error;
+      await this.o.client.request("POST", this.path(), {}, {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name: this.o.name, namespace: this.o.namespace },
+        spec: this.spec(microNow, microNow, 0),
+      });
+      this.observe(this.o.identity, microNow);
+      this.setLeading(true);
+      return;
+    }
+    const { holderIdentity, renewTime } = lease.spec;
+    if (!this.observed || this.observed.holder !== holderIdentity || this.observed.renewTime !== renewTime) {
+      this.observe(holderIdentity, renewTime);
+    }
+    const ours = holderIdentity === this.o.identity;
+    const expired = !holderIdentity || Date.now() - this.observed!.seenAt > this.o.leaseDurationMs;
+    if (!ours && !expired) {
+      if (this.leading) this.setLeading(false);
+      return;
+    }
+    const transitions = (lease.spec.leaseTransitions ?? 0) + (ours ? 0 : 1);
+    const acquireTime = ours ? (lease.spec.acquireTime ?? microNow) : microNow;
+    try {
+      await this.o.client.request("PUT", this.path(this.o.name), {}, { ...lease, spec: this.spec(acquireTime, microNow, transitions) });
+    } catch (error) {
+      // 409: another replica wrote first; it holds the lease now.
+      if (error instanceof KubeApiError && error.statusCode === 409) {
+        if (this.leading) this.setLeading(false);
+        return;
+      }
+      throw error;
+    }
+    this.observe(this.o.identity, microNow);
+    if (!this.leading) this.setLeading(true);
+  }
+
+  private spec(acquireTime: string, renewTime: string, leaseTransitions: number): Lease["spec"] {
+    return {
+      holderIdentity: this.o.identity,
+      leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000),
+      acquireTime,
+      renewTime,
+      leaseTransitions,
+    };
+  }
+
+  private observe(holder: string | undefined, renewTime: string | undefined): void {
+    this.observed = { ...(holder ? { holder } : {}), ...(renewTime ? { renewTime } : {}), seenAt: Date.now() };
+  }
+
+  private setLeading(leading: boolean): void {
+    if (this.leading === leading) return;
+    this.leading = leading;
+    this.o.logger.info({ lease: this.path(this.o.name), identity: this.o.identity }, leading ? "became leader" : "stopped leading");
+    if (leading) this.o.onStartedLeading();
+    else this.o.onStoppedLeading();
+  }
+
+  /** Gives the lease up (empty holder) so a standby need not wait for it to expire. */
+  private async release(): Promise<void> {
+    const lease = await this.o.client.getJson<Lease>(this.path(this.o.name));
+    if (lease.spec.holderIdentity !== this.o.identity) return;
+    await this.o.client.request("PUT", this.path(this.o.name), {}, {
+      ...lease,
+      spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1 },
+    });
+  }
+}

@@ -1,0 +1,212 @@
+import type { ClusterCache, NodeChange } from "../cluster/cluster-cache.js";
+import type { ClusterRegistry } from "../cluster/cluster-registry.js";
+import { LeaseElector } from "../cluster/lease-elector.js";
+import type { Logger } from "../log/logger.js";
+import { projection } from "./history-diff.js";
+import type { HistoryStore, NodeObservation } from "./history-store.js";
+
+export interface HistoryRecorderOptions {
+  clusters: ClusterRegistry;
+  store: HistoryStore;
+  logger: Logger;
+  /** Observations kept while the database cannot be written; beyond it the oldest are dropped. */
+  bufferSize?: number;
+  /** Observations written per transaction. */
+  batchSize?: number;
+  lease: { namespace: string; name: string; durationMs: number; retryPeriodMs: number; identity?: string };
+}
+
+export interface RecorderStatus {
+  /** Observations waiting to be written. */
+  pending: number;
+  /** Observations dropped because the buffer was full (a reconcile covers for them). */
+  dropped: number;
+  /** The last write succeeded. */
+  databaseUp: boolean;
+  /** Clusters this replica records (holds the lease of). */
+  leaderOf: string[];
+  recorded: { transitions: number; changes: number; maintenance: number };
+  lastError?: string;
+}
+
+type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcile"; cluster: string };
+
+/**
+ * Turns what the watch caches see into history. Per cluster, only the replica holding the
+ * cluster's Lease records; the others stand by. Observations go through a bounded in-memory
+ * queue to the database in batches; a failed write is retried with backoff and nothing is lost
+ * while the buffer holds. After a relist, on taking the lease, and after the buffer overflowed,
+ * a reconcile compares the whole cluster with the recorded state and fills any gap.
+ */
+export class HistoryRecorder {
+  private readonly o: Required<Omit<HistoryRecorderOptions, "lease">> & Pick<HistoryRecorderOptions, "lease">;
+  private readonly queue: Job[] = [];
+  private readonly electors = new Map<string, LeaseElector>();
+  private readonly leading = new Set<string>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = false;
+  private needsReconcile = false;
+  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 } };
+
+  constructor(options: HistoryRecorderOptions) {
+    this.o = { bufferSize: 100_000, batchSize: 500, ...options };
+  }
+
+  start(): void {
+    for (const cache of this.o.clusters.all()) {
+      const onNode = (change: NodeChange) => this.onNodeChange(change);
+      const onRelisted = () => this.leading.has(cache.name) && this.push({ kind: "reconcile", cluster: cache.name });
+      cache.on("node", onNode).on("relisted", onRelisted);
+      this.unsubscribe.push(() => cache.off("node", onNode).off("relisted", onRelisted));
+      const elector = new LeaseElector({
+        client: cache.client,
+        logger: this.o.logger.child({ cluster: cache.name }),
+        namespace: this.o.lease.namespace,
+        name: this.o.lease.name,
+        leaseDurationMs: this.o.lease.durationMs,
+        retryPeriodMs: this.o.lease.retryPeriodMs,
+        ...(this.o.lease.identity ? { identity: `${this.o.lease.identity}` } : {}),
+        onStartedLeading: () => {
+          this.leading.add(cache.name);
+          this.status.leaderOf = [...this.leading];
+          this.push({ kind: "reconcile", cluster: cache.name });
+        },
+        onStoppedLeading: () => {
+          this.leading.delete(cache.name);
+          this.status.leaderOf = [...this.leading];
+        },
+      });
+      this.electors.set(cache.name, elector);
+      elector.start();
+    }
+    this.loop = this.run();
+  }
+
+  /** Stops recording: gives up the leases, then writes what is queued (for a few seconds at most). */
+  async stop(flushTimeoutMs = 5_000): Promise<void> {
+    for (const off of this.unsubscribe) off();
+    await Promise.all([...this.electors.values()].map((elector) => elector.stop()));
+    const deadline = setTimeout(() => {
+      this.stopped = true;
+      this.wake?.();
+    }, flushTimeoutMs);
+    this.push(undefined);
+    await this.drained();
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+    clearTimeout(deadline);
+    if (this.queue.length) this.o.logger.warn({ pending: this.queue.length }, "history not written at shutdown; the next start reconciles it");
+  }
+
+  private onNodeChange(change: NodeChange): void {
+    if (!this.leading.has(change.cluster)) return;
+    // Relisted changes are covered by the reconcile that every relist triggers.
+    if (change.relisted) return;
+    const { before, after } = change;
+    if (before && after && projection(before) === projection(after)) return;
+    this.push({
+      kind: "observe",
+      observation: {
+        cluster: change.cluster,
+        name: change.name,
+        node: after,
+        at: new Date(),
+        key: after?.resourceVersion ?? `deleted:${before?.resourceVersion}`,
+        reconciled: false,
+      },
+    });
+  }
+
+  private push(job: Job | undefined): void {
+    if (job) {
+      if (this.queue.length >= this.o.bufferSize) {
+        const index = this.queue.findIndex((j) => j.kind === "observe");
+        this.queue.splice(index < 0 ? 0 : index, 1);
+        this.status.dropped++;
+        this.needsReconcile = true;
+      }
+      this.queue.push(job);
+      this.status.pending = this.queue.length;
+    }
+    this.wake?.();
+  }
+
+  private async drained(): Promise<void> {
+    while (this.queue.length && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      if (this.queue.length === 0) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        continue;
+      }
+      const [batch, count] = await this.nextBatch();
+      try {
+        if (batch.length) {
+          const written = await this.o.store.apply(batch);
+          this.status.recorded.transitions += written.transitions;
+          this.status.recorded.changes += written.changes;
+          this.status.recorded.maintenance += written.maintenance;
+        }
+        this.queue.splice(0, count);
+        this.status.pending = this.queue.length;
+        if (!this.status.databaseUp) this.o.logger.info("history database writable again");
+        this.status.databaseUp = true;
+        delete this.status.lastError;
+        failures = 0;
+        if (this.needsReconcile) {
+          this.needsReconcile = false;
+          for (const cluster of this.leading) this.push({ kind: "reconcile", cluster });
+        }
+      } catch (error) {
+        failures++;
+        const delay = Math.min(5_000, 100 * 2 ** Math.min(failures, 6));
+        if (this.status.databaseUp) this.o.logger.warn({ err: (error as Error).message, pending: this.queue.length }, "history write failed: buffering and retrying");
+        this.status.databaseUp = false;
+        this.status.lastError = (error as Error).message;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.wake = () => (clearTimeout(timer), resolve());
+        });
+      }
+    }
+  }
+
+  /**
+   * The next jobs to write as one batch, and how many queue entries they account for: up to
+   * batchSize observations, or one reconcile expanded into observations of the whole cluster.
+   */
+  private async nextBatch(): Promise<[NodeObservation[], number]> {
+    const first = this.queue[0]!;
+    if (first.kind === "reconcile") return [await this.reconcileObservations(first.cluster), 1];
+    const batch: NodeObservation[] = [];
+    for (const job of this.queue) {
+      if (job.kind !== "observe" || batch.length >= this.o.batchSize) break;
+      batch.push(job.observation);
+    }
+    return [batch, batch.length];
+  }
+
+  /** Every node of the cluster as it is now, and every recorded node it no longer has. */
+  private async reconcileObservations(clusterName: string): Promise<NodeObservation[]> {
+    const cache: ClusterCache | undefined = this.o.clusters.get(clusterName);
+    if (!cache || !this.leading.has(clusterName) || !cache.status().synced) return [];
+    const at = new Date();
+    const key = `reconcile:${at.toISOString()}`;
+    const observations: NodeObservation[] = [];
+    const seen = new Set<string>();
+    for (const node of cache.allNodes()) {
+      seen.add(node.name);
+      observations.push({ cluster: clusterName, name: node.name, node, at, key, reconciled: true });
+    }
+    for (const name of await this.o.store.presentNodes(clusterName)) {
+      if (!seen.has(name)) observations.push({ cluster: clusterName, name, node: undefined, at, key, reconciled: true });
+    }
+    return observations;
+  }
+}

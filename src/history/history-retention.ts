@@ -1,0 +1,51 @@
+import type { Database } from "../db/database.js";
+import type { Logger } from "../log/logger.js";
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Deletes history older than the retention period, at start and then hourly. Every replica
+ * may run it: deleting what is already gone is harmless.
+ */
+export class HistoryRetention {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly database: Database,
+    private readonly retentionDays: number,
+    private readonly logger: Logger,
+    private readonly intervalMs = 3_600_000,
+  ) {}
+
+  start(): void {
+    const tick = () => {
+      this.running = this.prune(new Date(Date.now() - this.retentionDays * DAY_MS))
+        .then((deleted) => {
+          if (Object.values(deleted).some((n) => n > 0)) this.logger.info({ deleted, retentionDays: this.retentionDays }, "pruned old history");
+        })
+        .catch((error) => this.logger.warn({ err: (error as Error).message }, "history prune failed; will try again"));
+      this.timer = setTimeout(tick, this.intervalMs);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Deletes every row older than `cutoff`; returns how many of each kind. */
+  async prune(cutoff: Date): Promise<Record<string, number>> {
+    const p = this.database.prisma;
+    const [transitions, changes, maintenance, drains, nodes] = await Promise.all([
+      p.conditionTransition.deleteMany({ where: { at: { lt: cutoff } } }),
+      p.nodeChange.deleteMany({ where: { at: { lt: cutoff } } }),
+      p.maintenanceEvent.deleteMany({ where: { at: { lt: cutoff } } }),
+      p.drainOperation.deleteMany({ where: { finishedAt: { lt: cutoff } } }),
+      p.nodeState.deleteMany({ where: { deletedAt: { lt: cutoff } } }),
+    ]);
+    return { transitions: transitions.count, changes: changes.count, maintenance: maintenance.count, drains: drains.count, nodes: nodes.count };
+  }
+}

@@ -1,0 +1,125 @@
+import type { CachedNode, Taint } from "../cluster/model.js";
+import type { Database } from "../db/database.js";
+import { Prisma } from "../db/generated/client.js";
+import { diffNode, type NodeSnapshot, type Observation } from "./history-diff.js";
+
+/** One observation to record: the node as seen (undefined: deleted), and how it was seen. */
+export interface NodeObservation extends Observation {
+  cluster: string;
+  name: string;
+  node: CachedNode | undefined;
+}
+
+export interface ApplyResult {
+  transitions: number;
+  changes: number;
+  maintenance: number;
+}
+
+/**
+ * The write side of history. Each batch is one transaction that holds a per-cluster advisory
+ * lock, reads the recorded state of the nodes it touches, diffs each observation in order
+ * against it, and writes rows whose natural keys make a replay a no-op. Two replicas (or a
+ * leader and its successor) writing the same observations therefore add each row once.
+ */
+export class HistoryStore {
+  constructor(private readonly database: Database) {}
+
+  async apply(observations: NodeObservation[]): Promise<ApplyResult> {
+    const result: ApplyResult = { transitions: 0, changes: 0, maintenance: 0 };
+    const byCluster = new Map<string, NodeObservation[]>();
+    for (const o of observations) {
+      let list = byCluster.get(o.cluster);
+      if (!list) byCluster.set(o.cluster, (list = []));
+      list.push(o);
+    }
+    for (const [cluster, list] of byCluster) {
+      const counts = await this.applyCluster(cluster, list);
+      result.transitions += counts.transitions;
+      result.changes += counts.changes;
+      result.maintenance += counts.maintenance;
+    }
+    return result;
+  }
+
+  /** Names of the nodes recorded as present in `cluster`: a reconcile's candidates for deletion. */
+  async presentNodes(cluster: string): Promise<string[]> {
+    const rows = await this.database.prisma.nodeState.findMany({ where: { cluster, deletedAt: null }, select: { name: true } });
+    return rows.map((row) => row.name);
+  }
+
+  private applyCluster(cluster: string, observations: NodeObservation[]): Promise<ApplyResult> {
+    return this.database.prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${"node-inventory:history:" + cluster}))`;
+        const names = [...new Set(observations.map((o) => o.name))];
+        const rows = await tx.nodeState.findMany({ where: { cluster, name: { in: names } } });
+        const state = new Map<string, NodeSnapshot>(rows.map((row) => [row.name, fromRow(row)]));
+        const touched = new Set<string>();
+        const transitions: Prisma.ConditionTransitionCreateManyInput[] = [];
+        const changes: Prisma.NodeChangeCreateManyInput[] = [];
+        const maintenance: Prisma.MaintenanceEventCreateManyInput[] = [];
+        for (const o of observations) {
+          const diff = diffNode(cluster, o.name, state.get(o.name), o.node, o);
+          transitions.push(...diff.transitions);
+          for (const c of diff.changes) changes.push({ ...c, before: json(c.before), after: json(c.after) });
+          maintenance.push(...diff.maintenance);
+          if (diff.next) {
+            state.set(o.name, diff.next);
+            touched.add(o.name);
+          }
+        }
+        const [t, c, m] = [
+          transitions.length ? (await tx.conditionTransition.createMany({ data: transitions, skipDuplicates: true })).count : 0,
+          changes.length ? (await tx.nodeChange.createMany({ data: changes, skipDuplicates: true })).count : 0,
+          maintenance.length ? (await tx.maintenanceEvent.createMany({ data: maintenance, skipDuplicates: true })).count : 0,
+        ];
+        for (const name of touched) {
+          const s = state.get(name)!;
+          const data = {
+            uid: s.uid,
+            conditions: s.conditions,
+            unschedulable: s.unschedulable,
+            kubeletVersion: s.kubeletVersion,
+            containerRuntime: s.containerRuntime,
+            labels: s.labels,
+            taints: s.taints as unknown as Prisma.InputJsonValue,
+            firstSeenAt: s.firstSeenAt,
+            deletedAt: s.deletedAt,
+          };
+          await tx.nodeState.upsert({ where: { cluster_name: { cluster, name } }, create: { cluster, name, ...data }, update: data });
+        }
+        return { transitions: t, changes: c, maintenance: m };
+      },
+      { timeout: 30_000, maxWait: 30_000 },
+    );
+  }
+}
+
+function json(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
+  return value === null || value === undefined ? Prisma.JsonNull : (value as Prisma.InputJsonValue);
+}
+
+function fromRow(row: {
+  uid: string;
+  conditions: unknown;
+  unschedulable: boolean;
+  kubeletVersion: string;
+  containerRuntime: string;
+  labels: unknown;
+  taints: unknown;
+  firstSeenAt: Date;
+  deletedAt: Date | null;
+}): NodeSnapshot {
+  return {
+    uid: row.uid,
+    conditions: row.conditions as Record<string, string>,
+    unschedulable: row.unschedulable,
+    kubeletVersion: row.kubeletVersion,
+    containerRuntime: row.containerRuntime,
+    labels: row.labels as Record<string, string>,
+    taints: row.taints as Taint[],
+    firstSeenAt: row.firstSeenAt,
+    deletedAt: row.deletedAt,
+  };
+}
