@@ -124,7 +124,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       retention.start();
 
       const schema = buildSchema([
-        serviceResolvers(database, startedAt),
+        serviceResolvers(database, startedAt, () => recorder!.status),
         inventoryResolvers(inventory),
         historyQueryResolvers(new HistoryQueries(database, logger)),
       ]);
@@ -158,6 +158,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
                   ? { ok: true, detail: `unreachable: ${status.lastError}` }
                   : { ok: false, detail: "syncing" };
             }
+            const history = recorder!.status;
+            checks["history"] = {
+              ok: true,
+              ...(history.pending || history.dropped || !history.databaseUp
+                ? { detail: `${history.pending} observations buffered, ${history.dropped} dropped${history.databaseUp ? "" : ", database not writable"}` }
+                : {}),
+            };
             return { ready: Object.values(checks).every((check) => check.ok), checks };
           },
         },

@@ -39,7 +39,7 @@ describe("the GraphQL server", () => {
     assert.deepEqual(await health.json(), { status: "ok" });
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { status: "ready", checks: { database: { ok: true }, "cluster:sim": { ok: true } } });
+    assert.deepEqual(await ready.json(), { status: "ready", checks: { database: { ok: true }, "cluster:sim": { ok: true }, history: { ok: true } } });
   });
 
   test("a query for a field that does not exist is BAD_USER_INPUT naming the field", async () => {
