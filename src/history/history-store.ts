@@ -74,26 +74,29 @@ export class HistoryStore {
           changes.length ? (await tx.nodeChange.createMany({ data: changes, skipDuplicates: true })).count : 0,
           maintenance.length ? (await tx.maintenanceEvent.createMany({ data: maintenance, skipDuplicates: true })).count : 0,
         ];
-        for (const name of touched) {
-          const s = state.get(name)!;
-          const data = {
-            uid: s.uid,
-            conditions: s.conditions,
-            unschedulable: s.unschedulable,
-            kubeletVersion: s.kubeletVersion,
-            containerRuntime: s.containerRuntime,
-            labels: s.labels,
-            taints: s.taints as unknown as Prisma.InputJsonValue,
-            firstSeenAt: s.firstSeenAt,
-            deletedAt: s.deletedAt,
-          };
-          await tx.nodeState.upsert({ where: { cluster_name: { cluster, name } }, create: { cluster, name, ...data }, update: data });
-        }
+        if (touched.size) await upsertStates(tx, cluster, [...touched].map((name) => [name, state.get(name)!] as const));
         return { transitions: t, changes: c, maintenance: m };
       },
       { timeout: 30_000, maxWait: 30_000 },
     );
   }
+}
+
+/** One INSERT … ON CONFLICT for every touched node: a batch costs one statement, not one per node. */
+async function upsertStates(tx: Prisma.TransactionClient, cluster: string, states: (readonly [string, NodeSnapshot])[]): Promise<void> {
+  const rows = states.map(
+    ([name, s]) =>
+      Prisma.sql`(${cluster}, ${name}, ${s.uid}, ${JSON.stringify(s.conditions)}::jsonb, ${s.unschedulable}, ${s.kubeletVersion},
+        ${s.containerRuntime}, ${JSON.stringify(s.labels)}::jsonb, ${JSON.stringify(s.taints)}::jsonb, ${s.firstSeenAt}, ${s.deletedAt}, now())`,
+  );
+  await tx.$executeRaw`
+    INSERT INTO node_state (cluster, name, uid, conditions, unschedulable, kubelet_version, container_runtime, labels, taints, first_seen_at, deleted_at, updated_at)
+    VALUES ${Prisma.join(rows)}
+    ON CONFLICT (cluster, name) DO UPDATE SET
+      uid = EXCLUDED.uid, conditions = EXCLUDED.conditions, unschedulable = EXCLUDED.unschedulable,
+      kubelet_version = EXCLUDED.kubelet_version, container_runtime = EXCLUDED.container_runtime,
+      labels = EXCLUDED.labels, taints = EXCLUDED.taints, first_seen_at = EXCLUDED.first_seen_at,
+      deleted_at = EXCLUDED.deleted_at, updated_at = now()`;
 }
 
 function json(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
