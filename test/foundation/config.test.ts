@@ -10,6 +10,7 @@ describe("configuration", () => {
       logLevel: "info",
       database: { kind: "pglite", dataDir: "./data" },
       clusters: { kubeconfigs: [], contexts: [] },
+      history: { retentionDays: 90, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
     });
   });
 
@@ -36,6 +37,8 @@ describe("configuration", () => {
     ["an unknown flag", ["--nope"], {}, /Unknown option '--nope'/],
     ["a flag without its value", ["--port"], {}, /Option '--port <value>' argument missing/],
     ["a simulated cluster of no nodes", ["--simulate", "0"], {}, /^--simulate: "0" is not a node count/],
+    ["a retention of zero days", [], { HISTORY_RETENTION_DAYS: "0" }, /^HISTORY_RETENTION_DAYS: "0" is not a whole number from 1/],
+    ["a lease namespace that is not a name", ["--lease-namespace", "Kube_System"], {}, /^--lease-namespace: "Kube_System" is not a namespace name/],
   ];
   for (const [what, argv, env, message] of invalid) {
     test(`${what} is a ConfigError naming the setting`, () => {
