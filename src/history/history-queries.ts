@@ -113,14 +113,7 @@ export const NODE_HISTORY_MAX = 500;
  * @throws AppError BAD_USER_INPUT when negative, not an integer or above {@link NODE_HISTORY_MAX}.
  */
 export function nodeHistorySize(first: number | null | undefined): number {
-  if (first == null) return NODE_HISTORY_DEFAULT;
-  if (!Number.isInteger(first) || first < 0) {
-    throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be zero or more, got ${first}`);
-  }
-  if (first > NODE_HISTORY_MAX) {
-    throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be at most ${NODE_HISTORY_MAX}, got ${first}`);
-  }
-  return first;
+  return pageSize(first, NODE_HISTORY_MAX, NODE_HISTORY_DEFAULT);
 }
 
 const FROM_STORED: Record<string, ConditionStatus> = { True: "TRUE", False: "FALSE", Unknown: "UNKNOWN" };

@@ -104,16 +104,16 @@ function isPrimary(v: unknown): v is string | number | null {
 }
 
 /**
- * Validates `first`: omitted means {@link DEFAULT_PAGE_SIZE}; 0 is allowed (only counts).
- * @throws AppError BAD_USER_INPUT when negative or above {@link MAX_PAGE_SIZE}.
+ * Validates `first`: omitted means `fallback`; 0 is allowed (only counts).
+ * @throws AppError BAD_USER_INPUT when negative or above `max`.
  */
-export function pageSize(first: number | null | undefined): number {
-  if (first == null) return DEFAULT_PAGE_SIZE;
+export function pageSize(first: number | null | undefined, max = MAX_PAGE_SIZE, fallback = DEFAULT_PAGE_SIZE): number {
+  if (first == null) return fallback;
   if (!Number.isInteger(first) || first < 0) {
     throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be zero or more, got ${first}`);
   }
-  if (first > MAX_PAGE_SIZE) {
-    throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be at most ${MAX_PAGE_SIZE}, got ${first}`);
+  if (first > max) {
+    throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be at most ${max}, got ${first}`);
   }
   return first;
 }
