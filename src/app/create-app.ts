@@ -20,6 +20,10 @@ import { HistoryRecorder } from "../history/history-recorder.js";
 import { HistoryRetention } from "../history/history-retention.js";
 import { HistoryStore } from "../history/history-store.js";
 import { InventoryService } from "../inventory/inventory-service.js";
+import { PostgresPubSub } from "../pubsub/postgres-pubsub.js";
+import { InProcessPubSub, type PubSub } from "../pubsub/pubsub.js";
+import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
+import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
@@ -71,6 +75,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let clusters: ClusterRegistry | undefined;
   let simulator: Simulator | undefined;
   let recorder: HistoryRecorder | undefined;
+  let pubsub: PubSub | undefined;
+  let hub: SubscriptionHub | undefined;
   let retention: HistoryRetention | undefined;
   let stopping: Promise<void> | undefined;
 
@@ -105,8 +111,20 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       clusters = new ClusterRegistry(await clusterSources(), logger, overrides.clusterTuning);
       clusters.start();
       const inventory = new InventoryService(clusters);
+      // Several replicas share PostgreSQL, so notices go through it; PGlite is one process.
+      if (config.database.kind === "postgres") {
+        const postgres = new PostgresPubSub(config.database.url, logger.child({ component: "pubsub" }));
+        await postgres.start();
+        pubsub = postgres;
+      } else {
+        pubsub = new InProcessPubSub();
+      }
+      const historyQueries = new HistoryQueries(database, logger);
+      hub = new SubscriptionHub(pubsub, historyQueries, clusters, logger.child({ component: "subscriptions" }));
+      hub.start();
       const tuning = overrides.recorderTuning ?? {};
       recorder = new HistoryRecorder({
+        pubsub,
         clusters,
         store: new HistoryStore(database),
         logger: logger.child({ component: "history" }),
@@ -126,7 +144,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status),
         inventoryResolvers(inventory),
-        historyQueryResolvers(new HistoryQueries(database, logger)),
+        historyQueryResolvers(historyQueries),
+        subscriptionResolvers(hub),
       ]);
       apollo = new ApolloServer<RequestContext>({
         schema,
@@ -197,6 +216,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["http", () => (httpServer?.listening ? closeHttp(httpServer) : undefined)],
       ["graphql", () => apollo?.stop()],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop()])],
+      ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],
       ["database", () => (overrides.database ? undefined : database?.close())],

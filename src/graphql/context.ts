@@ -6,6 +6,8 @@ export interface RequestContext {
   logger: Logger;
   /** Per-request DataLoaders, made on first use by {@link loaderFor}. */
   loaders: Map<string, unknown>;
+  /** For operations over a WebSocket: closes that connection (a subscriber fallen too far behind). */
+  closeConnection?: (code: number, reason: string) => void;
 }
 
 /**

@@ -36,11 +36,15 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
   const { httpServer, path, schema, logger, keepAliveMs = 12_000 } = options;
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 1024 * 1024, handleProtocols });
 
-  const protocol = makeServer<Record<string, unknown> | undefined, { request: IncomingMessage }>({
+  const protocol = makeServer<Record<string, unknown> | undefined, { request: IncomingMessage; socket: WebSocket }>({
     schema,
     context: (ctx) => {
       // One context per operation: DataLoaders must not outlive a single subscription event stream.
-      return options.contextFor(ctx.extra.request) as unknown as Record<string, unknown>;
+      const context: RequestContext = {
+        ...options.contextFor(ctx.extra.request),
+        closeConnection: (code, reason) => ctx.extra.socket.close(code, reason),
+      };
+      return context as unknown as Record<string, unknown>;
     },
     onError: (_ctx, _id, _payload, errors) => errors.map(options.formatError),
     onNext: (_ctx, _id, _payload, _args, result) =>
@@ -85,7 +89,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
             }
           }),
       },
-      { request },
+      { request, socket },
     );
     socket.on("error", (error) => logger.warn({ err: error }, "WebSocket error"));
     socket.once("close", (code, reason) => {

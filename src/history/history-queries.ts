@@ -400,6 +400,28 @@ export class HistoryQueries {
   }
 
   /** Runs a read; a failure that is not ours is the database's, reported to the log and not to the caller. */
+  /** Transitions by id, in id order: what a subscription event names. */
+  async transitionsByIds(ids: readonly string[]): Promise<ConditionTransitionView[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.read(() =>
+      this.database.prisma.conditionTransition.findMany({
+        where: { id: { in: ids.map((id) => BigInt(id)) } },
+        orderBy: { id: "asc" },
+        select: { id: true, cluster: true, node: true, type: true, from: true, to: true, reason: true, message: true, at: true },
+      }),
+    );
+    return rows.map(transitionView);
+  }
+
+  /** Maintenance events by id, in id order. */
+  async eventsByIds(ids: readonly string[]): Promise<MaintenanceEventView[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.read(() =>
+      this.database.prisma.maintenanceEvent.findMany({ where: { id: { in: ids.map((id) => BigInt(id)) } }, orderBy: { id: "asc" } }),
+    );
+    return rows.map(eventView);
+  }
+
   private async read<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();

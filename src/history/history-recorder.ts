@@ -3,6 +3,7 @@ import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import { LeaseElector } from "../cluster/lease-elector.js";
 import type { Logger } from "../log/logger.js";
 import { projection } from "./history-diff.js";
+import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
 import type { HistoryStore, NodeObservation } from "./history-store.js";
 
 export interface HistoryRecorderOptions {
@@ -14,6 +15,8 @@ export interface HistoryRecorderOptions {
   /** Observations written per transaction. */
   batchSize?: number;
   lease: { namespace: string; name: string; durationMs: number; retryPeriodMs: number; identity?: string };
+  /** Tells subscribers (on every replica) what was just written. */
+  pubsub?: PubSub;
 }
 
 export interface RecorderStatus {
@@ -39,7 +42,7 @@ type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcil
  * a reconcile compares the whole cluster with the recorded state and fills any gap.
  */
 export class HistoryRecorder {
-  private readonly o: Required<Omit<HistoryRecorderOptions, "lease">> & Pick<HistoryRecorderOptions, "lease">;
+  private readonly o: Required<Omit<HistoryRecorderOptions, "lease" | "pubsub">> & Pick<HistoryRecorderOptions, "lease" | "pubsub">;
   private readonly queue: Job[] = [];
   private readonly electors = new Map<string, LeaseElector>();
   private readonly leading = new Set<string>();
@@ -152,6 +155,7 @@ export class HistoryRecorder {
           this.status.recorded.transitions += written.transitions;
           this.status.recorded.changes += written.changes;
           this.status.recorded.maintenance += written.maintenance;
+          await this.announce(written.notices);
         }
         this.queue.splice(0, count);
         this.status.pending = this.queue.length;
@@ -173,6 +177,18 @@ export class HistoryRecorder {
           const timer = setTimeout(resolve, delay);
           this.wake = () => (clearTimeout(timer), resolve());
         });
+      }
+    }
+  }
+
+  /** Publishing is best effort: the rows are committed either way, and queries will show them. */
+  private async announce(notices: HistoryNotice[]): Promise<void> {
+    if (!this.o.pubsub) return;
+    for (const notice of notices) {
+      try {
+        await this.o.pubsub.publish(notice);
+      } catch (error) {
+        this.o.logger.warn({ err: (error as Error).message }, "could not publish a history notice");
       }
     }
   }

@@ -1,6 +1,7 @@
 import type { CachedNode, Taint } from "../cluster/model.js";
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
+import type { HistoryNotice } from "../pubsub/pubsub.js";
 import { diffNode, type NodeSnapshot, type Observation } from "./history-diff.js";
 
 /** One observation to record: the node as seen (undefined: deleted), and how it was seen. */
@@ -14,6 +15,8 @@ export interface ApplyResult {
   transitions: number;
   changes: number;
   maintenance: number;
+  /** Per node that gained rows, what subscribers need to hear of it (written, committed). */
+  notices: HistoryNotice[];
 }
 
 /**
@@ -26,7 +29,7 @@ export class HistoryStore {
   constructor(private readonly database: Database) {}
 
   async apply(observations: NodeObservation[]): Promise<ApplyResult> {
-    const result: ApplyResult = { transitions: 0, changes: 0, maintenance: 0 };
+    const result: ApplyResult = { transitions: 0, changes: 0, maintenance: 0, notices: [] };
     const byCluster = new Map<string, NodeObservation[]>();
     for (const o of observations) {
       let list = byCluster.get(o.cluster);
@@ -38,6 +41,7 @@ export class HistoryStore {
       result.transitions += counts.transitions;
       result.changes += counts.changes;
       result.maintenance += counts.maintenance;
+      result.notices.push(...counts.notices);
     }
     return result;
   }
@@ -69,13 +73,26 @@ export class HistoryStore {
             touched.add(o.name);
           }
         }
-        const [t, c, m] = [
-          transitions.length ? (await tx.conditionTransition.createMany({ data: transitions, skipDuplicates: true })).count : 0,
-          changes.length ? (await tx.nodeChange.createMany({ data: changes, skipDuplicates: true })).count : 0,
-          maintenance.length ? (await tx.maintenanceEvent.createMany({ data: maintenance, skipDuplicates: true })).count : 0,
-        ];
+        const select = { id: true, node: true } as const;
+        const writtenTransitions = transitions.length ? await tx.conditionTransition.createManyAndReturn({ data: transitions, skipDuplicates: true, select }) : [];
+        const writtenChanges = changes.length ? await tx.nodeChange.createManyAndReturn({ data: changes, skipDuplicates: true, select: { node: true, field: true, after: true } }) : [];
+        const writtenEvents = maintenance.length ? await tx.maintenanceEvent.createManyAndReturn({ data: maintenance, skipDuplicates: true, select }) : [];
         if (touched.size) await upsertStates(tx, cluster, [...touched].map((name) => [name, state.get(name)!] as const));
-        return { transitions: t, changes: c, maintenance: m };
+
+        const at = new Date().toISOString();
+        const notices = new Map<string, HistoryNotice>();
+        const notice = (node: string) => {
+          let n = notices.get(node);
+          if (!n) notices.set(node, (n = { cluster, node, transitions: [], maintenance: [], at }));
+          return n;
+        };
+        for (const row of writtenTransitions) notice(row.node).transitions.push(String(row.id));
+        for (const row of writtenEvents) notice(row.node).maintenance.push(String(row.id));
+        for (const row of writtenChanges) {
+          if (row.field === "SCHEDULABILITY") notice(row.node).unschedulable = (row.after as { unschedulable: boolean }).unschedulable;
+          if (row.field === "DELETED") notice(row.node).deleted = true;
+        }
+        return { transitions: writtenTransitions.length, changes: writtenChanges.length, maintenance: writtenEvents.length, notices: [...notices.values()] };
       },
       { timeout: 30_000, maxWait: 30_000 },
     );

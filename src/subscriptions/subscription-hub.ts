@@ -1,0 +1,80 @@
+import type { ClusterRegistry } from "../cluster/cluster-registry.js";
+import type { CachedNode } from "../cluster/model.js";
+import type { ConditionTransitionView, HistoryQueries, MaintenanceEventView } from "../history/history-queries.js";
+import type { Logger } from "../log/logger.js";
+import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
+
+/** Nodes' status events as the contract's NodeStatusEvent, before field resolution. */
+export interface NodeStatusEvent {
+  cluster: string;
+  name: string;
+  node: CachedNode | null;
+  transition: ConditionTransitionView | null;
+  unschedulable: boolean;
+  at: Date;
+}
+
+type Listener<T> = (event: T) => void;
+
+/**
+ * Turns the recorder's notices (from this replica or, through PostgreSQL, from the leader)
+ * into subscription events: loads the rows they name once per notice, whatever the number of
+ * subscribers, and hands each event to every listener in notice order (so per node, in order).
+ */
+export class SubscriptionHub {
+  private readonly statusListeners = new Set<Listener<NodeStatusEvent>>();
+  private readonly maintenanceListeners = new Set<Listener<MaintenanceEventView>>();
+  private chain: Promise<void> = Promise.resolve();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly pubsub: PubSub,
+    private readonly queries: HistoryQueries,
+    private readonly clusters: ClusterRegistry,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.unsubscribe = this.pubsub.subscribe((notice) => {
+      // One at a time, in arrival order: events of a node never overtake each other.
+      this.chain = this.chain.then(() => this.dispatch(notice)).catch((error) => this.logger.warn({ err: (error as Error).message }, "could not deliver a history notice"));
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    await this.chain;
+  }
+
+  onStatus(listener: Listener<NodeStatusEvent>): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  onMaintenance(listener: Listener<MaintenanceEventView>): () => void {
+    this.maintenanceListeners.add(listener);
+    return () => this.maintenanceListeners.delete(listener);
+  }
+
+  get subscriberCount(): number {
+    return this.statusListeners.size + this.maintenanceListeners.size;
+  }
+
+  private async dispatch(notice: HistoryNotice): Promise<void> {
+    const wantStatus = this.statusListeners.size > 0;
+    const [transitions, events] = await Promise.all([
+      wantStatus ? this.queries.transitionsByIds(notice.transitions) : [],
+      this.maintenanceListeners.size ? this.queries.eventsByIds(notice.maintenance) : [],
+    ]);
+    if (wantStatus) {
+      const node = notice.deleted ? null : (this.clusters.get(notice.cluster)?.node(notice.node) ?? null);
+      const unschedulable = notice.unschedulable ?? node?.unschedulable ?? false;
+      const statusEvents: NodeStatusEvent[] = transitions.map((transition) => ({ cluster: notice.cluster, name: notice.node, node, transition, unschedulable, at: transition.at }));
+      if (notice.unschedulable !== undefined || (notice.deleted && transitions.length === 0)) {
+        statusEvents.push({ cluster: notice.cluster, name: notice.node, node, transition: null, unschedulable, at: new Date(notice.at) });
+      }
+      for (const event of statusEvents) for (const listener of this.statusListeners) listener(event);
+    }
+    for (const event of events) for (const listener of this.maintenanceListeners) listener(event);
+  }
+}

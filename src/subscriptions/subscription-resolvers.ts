@@ -1,0 +1,65 @@
+import type { RequestContext } from "../graphql/context.js";
+import type { Resolvers } from "../graphql/schema.js";
+import type { MaintenanceEventView } from "../history/history-queries.js";
+import { compileNodeFilter, type NodeFilterInput } from "../inventory/node-filter.js";
+import { BoundedQueue } from "./bounded-queue.js";
+import type { NodeStatusEvent, SubscriptionHub } from "./subscription-hub.js";
+
+/** Events one subscription may have undelivered before its connection is closed. */
+export const SUBSCRIBER_QUEUE = 1_000;
+
+/** WebSocket close code for a subscriber that cannot keep up (RFC 6455 "Try Again Later"). */
+export const TOO_SLOW = 1013;
+
+/**
+ * A bounded stream of the hub's events for one subscription. A subscriber that falls
+ * SUBSCRIBER_QUEUE events behind is cut off with a clear close code; the others never wait.
+ */
+function stream<T>(context: RequestContext, listen: (push: (event: T) => void) => () => void): BoundedQueue<T> {
+  let stop = () => {};
+  const queue = new BoundedQueue<T>(
+    SUBSCRIBER_QUEUE,
+    () => {
+      context.logger.warn("subscriber too slow: closing its connection");
+      context.closeConnection?.(TOO_SLOW, `Subscriber too slow: more than ${SUBSCRIBER_QUEUE} events undelivered`);
+    },
+    () => stop(),
+  );
+  stop = listen((event) => queue.push(event));
+  return queue;
+}
+
+/** Subscription.nodeStatusChanged and Subscription.maintenanceEvents. */
+export function subscriptionResolvers(hub: SubscriptionHub): Resolvers {
+  return {
+    Subscription: {
+      nodeStatusChanged: {
+        subscribe: (_root: unknown, args: { cluster?: string | null; filter?: NodeFilterInput | null }, context: RequestContext) => {
+          // Validated at subscribe time, so a bad selector is an error, not a silent stream.
+          const matches = compileNodeFilter(args.filter);
+          const hasFilter = args.filter != null && Object.values(args.filter).some((v) => v != null);
+          return stream<NodeStatusEvent>(context, (push) =>
+            hub.onStatus((event) => {
+              if (args.cluster != null && event.cluster !== args.cluster) return;
+              // A deleted node matches no filter but the empty one.
+              if (hasFilter && (!event.node || !matches(event.node))) return;
+              push(event);
+            }),
+          );
+        },
+        resolve: (event: NodeStatusEvent) => event,
+      },
+      maintenanceEvents: {
+        subscribe: (_root: unknown, args: { cluster?: string | null; node?: string | null }, context: RequestContext) =>
+          stream<MaintenanceEventView>(context, (push) =>
+            hub.onMaintenance((event) => {
+              if (args.cluster != null && event.cluster !== args.cluster) return;
+              if (args.node != null && event.node !== args.node) return;
+              push(event);
+            }),
+          ),
+        resolve: (event: MaintenanceEventView) => event,
+      },
+    },
+  };
+}
