@@ -40,6 +40,8 @@ export interface AppOverrides {
   clusterTuning?: ClusterTuning;
   /** Lease timing and identity of the history recorder (tests shorten and name them). */
   recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number };
+  /** Events a subscription may have undelivered before its connection is closed. */
+  subscriberQueue?: number;
 }
 
 /** Churn of the embedded demo cluster, in scenarios per simulated minute: alive but calm. */
@@ -145,7 +147,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         serviceResolvers(database, startedAt, () => recorder!.status),
         inventoryResolvers(inventory),
         historyQueryResolvers(historyQueries),
-        subscriptionResolvers(hub),
+        subscriptionResolvers(hub, overrides.subscriberQueue),
       ]);
       apollo = new ApolloServer<RequestContext>({
         schema,

@@ -15,13 +15,13 @@ export const TOO_SLOW = 1013;
  * A bounded stream of the hub's events for one subscription. A subscriber that falls
  * SUBSCRIBER_QUEUE events behind is cut off with a clear close code; the others never wait.
  */
-function stream<T>(context: RequestContext, listen: (push: (event: T) => void) => () => void): BoundedQueue<T> {
+function stream<T>(context: RequestContext, capacity: number, listen: (push: (event: T) => void) => () => void): BoundedQueue<T> {
   let stop = () => {};
   const queue = new BoundedQueue<T>(
-    SUBSCRIBER_QUEUE,
+    capacity,
     () => {
-      context.logger.warn("subscriber too slow: closing its connection");
-      context.closeConnection?.(TOO_SLOW, `Subscriber too slow: more than ${SUBSCRIBER_QUEUE} events undelivered`);
+      context.logger.warn({ capacity }, "subscriber too slow: closing its connection");
+      context.closeConnection?.(TOO_SLOW, `Subscriber too slow: more than ${capacity} events undelivered`);
     },
     () => stop(),
   );
@@ -30,7 +30,7 @@ function stream<T>(context: RequestContext, listen: (push: (event: T) => void) =
 }
 
 /** Subscription.nodeStatusChanged and Subscription.maintenanceEvents. */
-export function subscriptionResolvers(hub: SubscriptionHub): Resolvers {
+export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIBER_QUEUE): Resolvers {
   return {
     Subscription: {
       nodeStatusChanged: {
@@ -38,7 +38,7 @@ export function subscriptionResolvers(hub: SubscriptionHub): Resolvers {
           // Validated at subscribe time, so a bad selector is an error, not a silent stream.
           const matches = compileNodeFilter(args.filter);
           const hasFilter = args.filter != null && Object.values(args.filter).some((v) => v != null);
-          return stream<NodeStatusEvent>(context, (push) =>
+          return stream<NodeStatusEvent>(context, queueSize, (push) =>
             hub.onStatus((event) => {
               if (args.cluster != null && event.cluster !== args.cluster) return;
               // A deleted node matches no filter but the empty one.
@@ -51,7 +51,7 @@ export function subscriptionResolvers(hub: SubscriptionHub): Resolvers {
       },
       maintenanceEvents: {
         subscribe: (_root: unknown, args: { cluster?: string | null; node?: string | null }, context: RequestContext) =>
-          stream<MaintenanceEventView>(context, (push) =>
+          stream<MaintenanceEventView>(context, queueSize, (push) =>
             hub.onMaintenance((event) => {
               if (args.cluster != null && event.cluster !== args.cluster) return;
               if (args.node != null && event.node !== args.node) return;
