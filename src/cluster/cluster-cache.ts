@@ -115,6 +115,11 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
     };
   }
 
+  /** The nodes (not necessarily the pods) have been fully listed: enough for history. */
+  nodesSynced(): boolean {
+    return this.nodeReflector.state.synced;
+  }
+
   /** Resolves once synced, or rejects after `timeoutMs`. */
   async waitForSync(timeoutMs = 30_000): Promise<void> {
     if (this.status().synced) return;

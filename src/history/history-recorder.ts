@@ -211,7 +211,12 @@ export class HistoryRecorder {
   /** Every node of the cluster as it is now, and every recorded node it no longer has. */
   private async reconcileObservations(clusterName: string): Promise<NodeObservation[]> {
     const cache: ClusterCache | undefined = this.o.clusters.get(clusterName);
-    if (!cache || !this.leading.has(clusterName) || !cache.status().synced) return [];
+    if (!cache || !this.leading.has(clusterName)) return [];
+    // Leadership can come before the first list: wait for it rather than lose this reconcile.
+    for (let waited = 0; !cache.nodesSynced(); waited += 100) {
+      if (this.stopped || waited >= 60_000) return [];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const at = new Date();
     const key = `reconcile:${at.toISOString()}`;
     const observations: NodeObservation[] = [];
