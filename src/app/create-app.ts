@@ -42,6 +42,8 @@ export interface AppOverrides {
   recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number };
   /** Events a subscription may have undelivered before its connection is closed. */
   subscriberQueue?: number;
+  /** WebSocket ping interval; a peer that misses a pong for as long is dropped (12 s). */
+  keepAliveMs?: number;
 }
 
 /** Churn of the embedded demo cluster, in scenarios per simulated minute: alive but calm. */
@@ -198,6 +200,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         logger,
         contextFor,
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
+        ...(overrides.keepAliveMs !== undefined ? { keepAliveMs: overrides.keepAliveMs } : {}),
       });
       await listen(httpServer, config.host, config.port);
       const { port } = httpServer.address() as AddressInfo;

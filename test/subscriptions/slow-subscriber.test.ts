@@ -55,3 +55,25 @@ describe("a slow subscriber", () => {
     }
   });
 });
+
+describe("a dead connection", () => {
+  test("that stops answering pings is dropped, and one that answers stays", async () => {
+    const { app, url } = await startTestApp({}, { keepAliveMs: 200 });
+    try {
+      const open = (autoPong: boolean) =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const socket = new WebSocket(url.replace(/^http/, "ws") + "/graphql", "graphql-transport-ws", { autoPong });
+          socket.once("open", () => resolve(socket)).once("error", reject);
+        });
+      const [dead, alive] = await Promise.all([open(false), open(true)]);
+      const deadClosed = new Promise<number>((resolve) => dead.once("close", (code) => resolve(code)));
+      // The server terminates the socket without a closing handshake: the client sees 1006.
+      assert.equal(await deadClosed, 1006);
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(alive.readyState, WebSocket.OPEN);
+      alive.close();
+    } finally {
+      await app.stop();
+    }
+  });
+});
