@@ -3,17 +3,15 @@
 //   PGlite on a fresh data dir, PGlite on an existing one, and PostgreSQL
 //   (BENCH_POSTGRES_URL, default postgresql://postgres@127.0.0.1:5432/postgres, a fresh database each run).
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { PACKAGE_ROOT } from "../src/package-info.js";
+import { freshPostgres } from "./support.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "5" } } });
 const runs = Number(values.runs);
-const adminUrl = process.env.BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
 /** Milliseconds from spawn to the first 200 from /readyz. */
 async function timeToReady(args: string[], env: Record<string, string> = {}): Promise<number> {
@@ -56,15 +54,9 @@ for (let i = 0; i < runs; i++) {
   existing.push(await timeToReady(["--data-dir", dir]));
   rmSync(dir, { recursive: true, force: true });
 
-  const name = `ni_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  postgres.push(await timeToReady([], { DATABASE_URL: url.toString() }));
-  await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-  await admin.end();
+  const database = await freshPostgres();
+  postgres.push(await timeToReady([], { DATABASE_URL: database.url }));
+  await database.drop();
 }
 summary("PGlite, new data dir", fresh);
 summary("PGlite, existing data dir", existing);

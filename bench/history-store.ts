@@ -2,26 +2,19 @@
 // observations of a 5,000-node cluster in which every observation flips a condition, i.e. the
 // ceiling of transitions per second, independent of how fast a cluster can change.
 // Usage: npm run bench:history-store [-- --nodes 5000 --rounds 6 --batch 500]
-import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import type { CachedNode } from "../src/cluster/model.js";
 import { openDatabase } from "../src/db/database.js";
 import { migrate } from "../src/db/migrator.js";
 import { HistoryStore, type NodeObservation } from "../src/history/history-store.js";
 import { createLogger } from "../src/log/logger.js";
+import { freshPostgres } from "./support.js";
 
 const { values } = parseArgs({ options: { nodes: { type: "string", default: "5000" }, rounds: { type: "string", default: "6" }, batch: { type: "string", default: "500" } } });
 const nodes = Number(values.nodes);
 const batch = Number(values.batch);
-const adminUrl = process.env.BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const name = `ni_bench_${randomBytes(4).toString("hex")}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const database = await openDatabase({ kind: "postgres", url: url.toString() });
+const fresh = await freshPostgres();
+const database = await openDatabase({ kind: "postgres", url: fresh.url });
 await database.withConnection((c) => migrate(c, createLogger("silent")));
 const store = new HistoryStore(database);
 
@@ -55,10 +48,9 @@ try {
   const seconds = (performance.now() - t0) / 1000;
   console.log(`${transitions} transitions in ${seconds.toFixed(1)} s: ${(transitions / seconds).toFixed(0)} transitions/s (batches of ${batch})`);
   const replay = performance.now();
-  const again = await store.apply(Array.from({ length: batch }, (_, j) => ({ cluster: "bench", name: `node-${j}`, node: node(j, Number(values.rounds) % 2 ? "False" : "True", new Date(base + Number(values.rounds) * 1000)), at: new Date(), key: "replay", reconciled: false })));
-  console.log(`a replayed batch of ${batch} writes ${again.transitions} rows (${(performance.now() - replay).toFixed(0)} ms)`);
+  const again = await store.apply(Array.from({ length: Math.min(batch, nodes) }, (_, j) => ({ cluster: "bench", name: `node-${j}`, node: node(j, Number(values.rounds) % 2 ? "False" : "True", new Date(base + Number(values.rounds) * 1000)), at: new Date(), key: "replay", reconciled: false })));
+  console.log(`a replayed batch of ${Math.min(batch, nodes)} writes ${again.transitions} rows (${(performance.now() - replay).toFixed(0)} ms)`);
 } finally {
   await database.close();
-  await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-  await admin.end();
+  await fresh.drop();
 }

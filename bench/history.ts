@@ -3,13 +3,11 @@
 // simulated minute; node-inventory (own process) records to a fresh PostgreSQL database.
 // Samples the recorder every second: rows written per second and how far behind it is
 // (observations buffered). Usage: npm run bench:history [-- --nodes 5000 --churn 30000 --seconds 30]
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
-import { cpuSeconds, rssMiB, spawnUntil, stop } from "./support.js";
+import { cpuSeconds, freshPostgres, rssMiB, spawnUntil, stop } from "./support.js";
 
 const { values } = parseArgs({
   options: {
@@ -18,13 +16,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "30" },
   },
 });
-const adminUrl = process.env.BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const dbName = `ni_bench_${randomBytes(4).toString("hex")}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const dbUrl = new URL(adminUrl);
-dbUrl.pathname = `/${dbName}`;
+const fresh = await freshPostgres();
 
 const dir = mkdtempSync(join(tmpdir(), "ni-bench-history-"));
 const kubeconfig = join(dir, "kubeconfig");
@@ -34,7 +26,7 @@ const sim = await spawnUntil(
   {},
   ["--max-old-space-size=4096"],
 );
-const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig], /"url":"([^"]+)","graphql"/, { DATABASE_URL: dbUrl.toString() });
+const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig], /"url":"([^"]+)","graphql"/, { DATABASE_URL: fresh.url });
 const url = service.match[1]!;
 const status = async () =>
   ((await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ service { history { leaderOf pendingWrites droppedWrites recordedTransitions recordedChanges recordedMaintenanceEvents } } }" }) })).json()) as any).data.service.history;
@@ -71,6 +63,5 @@ try {
   await stop(service.child);
   await stop(sim.child);
   rmSync(dir, { recursive: true, force: true });
-  await admin.query(`DROP DATABASE ${dbName} WITH (FORCE)`);
-  await admin.end();
+  await fresh.drop();
 }
