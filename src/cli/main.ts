@@ -8,7 +8,8 @@ import { runSimCommand } from "../sim/sim-command.js";
 
 interface Command {
   summary: string;
-  help: string | (() => Promise<string>);
+  /** Empty for a command that prints its own help. */
+  help: string;
   run(argv: string[]): Promise<number>;
 }
 
@@ -50,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const args = named ? rest : argv;
   if (command.help && (args.includes("--help") || args.includes("-h"))) {
-    return print(typeof command.help === "string" ? command.help : await command.help());
+    return print(command.help);
   }
   return command.run(args);
 }

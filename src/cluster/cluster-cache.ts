@@ -120,21 +120,6 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
     return this.nodeReflector.state.synced;
   }
 
-  /** Resolves once synced, or rejects after `timeoutMs`. */
-  async waitForSync(timeoutMs = 30_000): Promise<void> {
-    if (this.status().synced) return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => (this.off("status", check), reject(new Error(`cluster ${this.name} did not sync within ${timeoutMs} ms`))), timeoutMs);
-      const check = (status: ClusterStatus) => {
-        if (!status.synced) return;
-        clearTimeout(timer);
-        this.off("status", check);
-        resolve();
-      };
-      this.on("status", check);
-    });
-  }
-
   node(name: string): CachedNode | undefined {
     return this.nodes.get(name);
   }

@@ -14,6 +14,7 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
 import { pageSize } from "../inventory/pagination.js";
 import type { Logger } from "../log/logger.js";
 
@@ -188,20 +189,13 @@ interface Position {
 
 /** Opaque cursor: base64url of {l: list, a: at in epoch ms, i: id}. Timestamps are stored to the millisecond, so ms is exact. */
 function encodeCursor(list: CursorList, row: { at: Date; id: bigint }): string {
-  return Buffer.from(JSON.stringify({ l: list, a: row.at.getTime(), i: String(row.id) }), "utf8").toString("base64url");
+  return encodeOpaqueCursor({ l: list, a: row.at.getTime(), i: String(row.id) });
 }
 
 const NOT_A_CURSOR = "after: not a cursor of this list";
 
 function decodeCursor(list: CursorList, cursor: string): Position {
-  let payload: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
-    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
-  }
-  const p = payload as { l?: unknown; a?: unknown; i?: unknown } | null;
+  const p = decodeOpaqueCursor(cursor, NOT_A_CURSOR) as { l?: unknown; a?: unknown; i?: unknown } | null;
   if (
     typeof p !== "object" ||
     p === null ||

@@ -3,8 +3,8 @@ import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { CachedNode, CachedPod } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import { compileNodeFilter, readyStatus, type NodeFilterInput } from "./node-filter.js";
-import { nodeKeyOf, resolveNodeOrder, sortNodes, type NodeOrderByInput } from "./node-order.js";
-import { paginate, type Page } from "./pagination.js";
+import { paginateNodes, sortNodes, type NodeOrderByInput } from "./node-order.js";
+import type { Page } from "./pagination.js";
 import { sumPodResources, type PodResourceTotals } from "./resources.js";
 
 export interface ClusterView {
@@ -63,12 +63,8 @@ export class InventoryService {
     const matches = compileNodeFilter(query.filter ?? undefined);
     const selected: CachedNode[] = [];
     for (const cache of caches) for (const node of cache.allNodes()) if (matches(node)) selected.push(node);
-    const metrics = {
-      usage: (node: CachedNode) => this.clusters.get(node.cluster)?.usage(node.name),
-      podCount: (node: CachedNode) => this.podTotals(node).podCount,
-    };
-    const sorted = sortNodes(selected, query.orderBy, metrics);
-    return paginate(sorted, nodeKeyOf(query.orderBy, metrics), query.first, query.after, resolveNodeOrder(query.orderBy));
+    const metrics = { usage: (node: CachedNode) => this.usage(node), podCount: (node: CachedNode) => this.podTotals(node).podCount };
+    return paginateNodes(sortNodes(selected, query.orderBy, metrics), query.orderBy, metrics, query.first, query.after);
   }
 
   /** One node; `cluster` may be omitted when exactly one cluster is configured. */

@@ -8,6 +8,7 @@
  */
 
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
 
 /** Page size used when `first` is omitted. */
 export const DEFAULT_PAGE_SIZE = 100;
@@ -65,7 +66,7 @@ interface CursorPayload {
 /** An opaque cursor: base64url of {f: field, d: direction, k: key}. */
 export function encodeCursor(order: OrderSpec, key: SortKey): string {
   const payload: CursorPayload = { f: order.field, d: order.direction, k: key };
-  return Buffer.from(JSON.stringify(payload), "utf8").toString("base64url");
+  return encodeOpaqueCursor(payload);
 }
 
 const NOT_A_CURSOR = "after: not a cursor of this ordering";
@@ -75,14 +76,7 @@ const NOT_A_CURSOR = "after: not a cursor of this ordering";
  * @throws AppError BAD_USER_INPUT for garbage, or a cursor of another field or direction.
  */
 export function decodeCursor(cursor: string, order: OrderSpec): SortKey {
-  let payload: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
-    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
-  }
-  const p = payload as Partial<CursorPayload> | null;
+  const p = decodeOpaqueCursor(cursor, NOT_A_CURSOR) as Partial<CursorPayload> | null;
   if (
     typeof p !== "object" ||
     p === null ||
