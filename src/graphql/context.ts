@@ -1,3 +1,4 @@
+import type { Principal } from "../auth/principal.js";
 import type { Logger } from "../log/logger.js";
 
 /** Built fresh for every request or subscription operation; never shared between them. */
@@ -6,6 +7,8 @@ export interface RequestContext {
   logger: Logger;
   /** Per-request DataLoaders, made on first use by {@link loaderFor}. */
   loaders: Map<string, unknown>;
+  /** The authenticated caller; undefined only while no authentication is configured and checked. */
+  principal?: Principal;
   /** For operations over a WebSocket: closes that connection (a subscriber fallen too far behind). */
   closeConnection?: (code: number, reason: string) => void;
 }
