@@ -26,6 +26,9 @@ import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
+import { DrainStore } from "../maintenance/drain-store.js";
+import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
+import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { serviceResolvers } from "./service-resolvers.js";
 
@@ -44,6 +47,8 @@ export interface AppOverrides {
   subscriberQueue?: number;
   /** WebSocket ping interval; a peer that misses a pong for as long is dropped (12 s). */
   keepAliveMs?: number;
+  /** Drain timings (retry, poll, heartbeat, takeover) and this replica's name as a drain runner. */
+  maintenanceTuning?: MaintenanceTuning & { identity?: string };
 }
 
 /** Churn of the embedded demo cluster, in scenarios per simulated minute: alive but calm. */
@@ -82,11 +87,18 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let pubsub: PubSub | undefined;
   let hub: SubscriptionHub | undefined;
   let retention: HistoryRetention | undefined;
+  let maintenance: MaintenanceService | undefined;
   let stopping: Promise<void> | undefined;
 
   const contextFor = (req: IncomingMessage): RequestContext => {
     const requestId = requestIdOf(req);
-    return { requestId, logger: logger.child({ requestId }), loaders: new Map() };
+    return {
+      requestId,
+      logger: logger.child({ requestId }),
+      loaders: new Map(),
+      // Until authentication is configured, only loopback callers may change anything.
+      ...(isLoopback(req.socket.remoteAddress) ? { principal: { subject: "local-admin", role: "admin" as const, via: "loopback" as const } } : {}),
+    };
   };
   const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
 
@@ -144,12 +156,25 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       recorder.start();
       retention = new HistoryRetention(database, config.history.retentionDays, logger);
       retention.start();
+      const { identity: runnerIdentity, ...maintenanceTuning } = overrides.maintenanceTuning ?? {};
+      maintenance = new MaintenanceService({
+        clusters,
+        inventory,
+        store: new DrainStore(database),
+        pubsub,
+        logger: logger.child({ component: "maintenance" }),
+        impersonate: false,
+        ...(runnerIdentity ? { identity: runnerIdentity } : {}),
+        tuning: maintenanceTuning,
+      });
+      await maintenance.start();
 
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status),
         inventoryResolvers(inventory),
         historyQueryResolvers(historyQueries),
         subscriptionResolvers(hub, overrides.subscriberQueue),
+        maintenanceResolvers(maintenance, hub),
       ]);
       apollo = new ApolloServer<RequestContext>({
         schema,
@@ -220,6 +245,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["websocket", () => webSocket?.close()],
       ["http", () => (httpServer?.listening ? closeHttp(httpServer) : undefined)],
       ["graphql", () => apollo?.stop()],
+      // Drains stop before history, so their last states and events are written.
+      ["maintenance", () => maintenance?.stop()],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop()])],
       ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
@@ -257,6 +284,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       return stopping;
     },
   };
+}
+
+function isLoopback(address: string | undefined): boolean {
+  return address === "::1" || address?.startsWith("127.") === true || address?.startsWith("::ffff:127.") === true;
 }
 
 function listen(server: Server, host: string, port: number): Promise<void> {

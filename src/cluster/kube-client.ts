@@ -1,4 +1,4 @@
-import { request as httpRequest, type RequestOptions } from "node:http";
+import { request as httpRequest, type RequestOptions as HttpRequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Watch, type KubeConfig } from "@kubernetes/client-node";
 
@@ -9,9 +9,20 @@ export class KubeApiError extends Error {
     readonly statusCode: number,
     message: string,
     readonly reason?: string,
+    /** The Status's details.causes, e.g. the DisruptionBudget that refused an eviction. */
+    readonly causes: readonly { reason?: string; message?: string; field?: string }[] = [],
   ) {
     super(message);
   }
+}
+
+export interface RequestOptions {
+  /** 30 s when omitted. */
+  timeoutMs?: number;
+  /** Of the body: application/json, or a patch type. */
+  contentType?: string;
+  /** Extra headers, e.g. Impersonate-User. */
+  headers?: Record<string, string>;
 }
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -35,24 +46,24 @@ export class KubeClient {
 
   /** GET `path` with `query`, parsed; rejects with KubeApiError on a non-2xx answer. */
   getJson<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}, timeoutMs = 60_000): Promise<T> {
-    return this.request<T>("GET", path, query, undefined, timeoutMs);
+    return this.request<T>("GET", path, query, undefined, { timeoutMs });
   }
 
-  /** Any verb with an optional JSON body (`contentType` for patches); parsed answer or KubeApiError. */
+  /** Any verb with an optional JSON body; the parsed answer, or KubeApiError. */
   async request<T>(
     method: string,
     path: string,
     query: Record<string, string | number | boolean | undefined> = {},
     body?: unknown,
-    timeoutMs = 30_000,
-    contentType = "application/json",
+    { timeoutMs = 30_000, contentType = "application/json", headers = {} }: RequestOptions = {},
   ): Promise<T> {
     const url = new URL(this.server.replace(/\/$/, "") + path);
     for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const options: RequestOptions = {
+    const options: HttpRequestOptions = {
       method,
       headers: {
+        ...headers,
         accept: "application/json",
         ...(payload ? { "content-type": contentType, "content-length": payload.length } : {}),
       },
@@ -77,16 +88,18 @@ export class KubeClient {
           }
           let message = `${method} ${path}: HTTP ${status}`;
           let reason: string | undefined;
+          let causes: KubeApiError["causes"] = [];
           try {
-            const body = JSON.parse(text) as { kind?: string; message?: string; reason?: string };
+            const body = JSON.parse(text) as { kind?: string; message?: string; reason?: string; details?: { causes?: KubeApiError["causes"] } };
             if (body.kind === "Status") {
               message = `${method} ${path}: ${body.message ?? status}`;
               reason = body.reason;
+              causes = body.details?.causes ?? [];
             }
           } catch {
             // Not a Status object: keep the HTTP status alone.
           }
-          reject(new KubeApiError(status, message, reason));
+          reject(new KubeApiError(status, message, reason, causes));
         });
       });
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));

@@ -22,6 +22,8 @@ export interface HistoryNotice {
   unschedulable?: boolean;
   /** The node was deleted. */
   deleted?: boolean;
+  /** The id of a drain operation whose state changed. */
+  drain?: string;
   at: string;
 }
 

@@ -24,6 +24,7 @@ type Listener<T> = (event: T) => void;
 export class SubscriptionHub {
   private readonly statusListeners = new Set<Listener<NodeStatusEvent>>();
   private readonly maintenanceListeners = new Set<Listener<MaintenanceEventView>>();
+  private readonly drainListeners = new Set<Listener<string>>();
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
 
@@ -56,8 +57,14 @@ export class SubscriptionHub {
     return () => this.maintenanceListeners.delete(listener);
   }
 
+  /** Called with the id of each drain operation whose state changed (on any replica). */
+  onDrain(listener: Listener<string>): () => void {
+    this.drainListeners.add(listener);
+    return () => this.drainListeners.delete(listener);
+  }
+
   get subscriberCount(): number {
-    return this.statusListeners.size + this.maintenanceListeners.size;
+    return this.statusListeners.size + this.maintenanceListeners.size + this.drainListeners.size;
   }
 
   private async dispatch(notice: HistoryNotice): Promise<void> {
@@ -76,5 +83,6 @@ export class SubscriptionHub {
       for (const event of statusEvents) for (const listener of this.statusListeners) listener(event);
     }
     for (const event of events) for (const listener of this.maintenanceListeners) listener(event);
+    if (notice.drain) for (const listener of this.drainListeners) listener(notice.drain);
   }
 }

@@ -1,0 +1,152 @@
+import type { CachedNode, CachedPod } from "../cluster/model.js";
+import { KubeApiError, type KubeClient } from "../cluster/kube-client.js";
+import { stripNode, stripPod } from "../cluster/strip.js";
+import { MAINTENANCE_ANNOTATION } from "../history/history-diff.js";
+
+/** Who asked for a change and why: written on the node so kubectl users (and our recorder) see it. */
+export interface MaintenanceNote {
+  actor: string;
+  reason: string | null;
+  operationId?: string;
+}
+
+export type EvictionResult = { kind: "accepted" } | { kind: "gone" } | { kind: "blocked"; budget: string | null; message: string };
+
+/**
+ * The write side of one cluster (the "cluster writer" port): the only Kubernetes calls that
+ * change anything, and the reads a drain needs to be exact. Every call can carry
+ * Impersonate-User, so the cluster's own RBAC and audit log see the real caller.
+ */
+export class ClusterWriter {
+  constructor(
+    private readonly client: KubeClient,
+    readonly cluster: string,
+    private readonly impersonate: string | undefined = undefined,
+  ) {}
+
+  /** A writer acting as `subject` (when impersonation is on for this service). */
+  as(subject: string | undefined): ClusterWriter {
+    return new ClusterWriter(this.client, this.cluster, subject);
+  }
+
+  /**
+   * Sets spec.unschedulable and the maintenance annotation in one patch, so the watch event
+   * that shows the change also says who made it. Undefined when the node does not exist.
+   */
+  async setUnschedulable(name: string, unschedulable: boolean, note: MaintenanceNote): Promise<CachedNode | undefined> {
+    const annotation = JSON.stringify({ actor: note.actor, reason: note.reason ?? undefined, unschedulable, operationId: note.operationId });
+    try {
+      const raw = await this.call<unknown>("PATCH", `/api/v1/nodes/${encodeURIComponent(name)}`, {
+        metadata: { annotations: { [MAINTENANCE_ANNOTATION]: annotation } },
+        // kubectl uncordon removes the field rather than writing false; so does a merge patch with null.
+        spec: { unschedulable: unschedulable ? true : null },
+      }, "application/merge-patch+json");
+      return stripNode(this.cluster, raw);
+    } catch (error) {
+      if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async node(name: string): Promise<CachedNode | undefined> {
+    try {
+      return stripNode(this.cluster, await this.call("GET", `/api/v1/nodes/${encodeURIComponent(name)}`));
+    } catch (error) {
+      if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** The pods bound to `node` (matching `labelSelector`), read from the API as kubectl drain does. */
+  async podsOn(node: string, labelSelector: string | null): Promise<CachedPod[]> {
+    const pods: CachedPod[] = [];
+    let cont: string | undefined;
+    do {
+      const page = await this.call<{ items: unknown[]; metadata?: { continue?: string } }>("GET", "/api/v1/pods", undefined, undefined, {
+        fieldSelector: `spec.nodeName=${node}`,
+        labelSelector: labelSelector ?? undefined,
+        limit: 500,
+        continue: cont,
+      });
+      for (const item of page.items) pods.push(stripPod(this.cluster, item));
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return pods;
+  }
+
+  async daemonSetExists(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.call("GET", `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/daemonsets/${encodeURIComponent(name)}`);
+      return true;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.statusCode === 404) return false;
+      throw error;
+    }
+  }
+
+  /** POST an Eviction (policy/v1). A 429 names the PodDisruptionBudget that refused it. */
+  async evict(pod: { namespace: string; name: string }, gracePeriodSeconds: number): Promise<EvictionResult> {
+    try {
+      await this.call("POST", `${podPath(pod)}/eviction`, {
+        apiVersion: "policy/v1",
+        kind: "Eviction",
+        metadata: { name: pod.name, namespace: pod.namespace },
+        ...(gracePeriodSeconds >= 0 ? { deleteOptions: { gracePeriodSeconds } } : {}),
+      });
+      return { kind: "accepted" };
+    } catch (error) {
+      if (!(error instanceof KubeApiError)) throw error;
+      if (error.statusCode === 404) return { kind: "gone" };
+      if (error.statusCode === 429) {
+        const cause = error.causes.find((c) => c.reason === "DisruptionBudget" || c.reason === undefined);
+        const budget = /disruption budget (\S+)/.exec(cause?.message ?? "")?.[1] ?? null;
+        return { kind: "blocked", budget, message: cause?.message ?? stripVerb(error.message) };
+      }
+      throw error;
+    }
+  }
+
+  /** DELETE the pod (disableEviction): no budget is consulted. */
+  async deletePod(pod: { namespace: string; name: string }, gracePeriodSeconds: number): Promise<"accepted" | "gone"> {
+    try {
+      await this.call("DELETE", podPath(pod), gracePeriodSeconds >= 0 ? { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds } : undefined);
+      return "accepted";
+    } catch (error) {
+      if (error instanceof KubeApiError && error.statusCode === 404) return "gone";
+      throw error;
+    }
+  }
+
+  /** kubectl's test: gone means 404, or a pod of that name with another UID (a replacement). */
+  async podGone(pod: { namespace: string; name: string; uid: string }): Promise<boolean> {
+    try {
+      const current = await this.call<{ metadata?: { uid?: string } }>("GET", podPath(pod));
+      return current.metadata?.uid !== pod.uid;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.statusCode === 404) return true;
+      throw error;
+    }
+  }
+
+  private call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+    query: Record<string, string | number | undefined> = {},
+  ): Promise<T> {
+    return this.client.request<T>(method, path, query, body, {
+      ...(contentType ? { contentType } : {}),
+      ...(this.impersonate ? { headers: { "Impersonate-User": this.impersonate } } : {}),
+    });
+  }
+}
+
+function podPath(pod: { namespace: string; name: string }): string {
+  return `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`;
+}
+
+/** "POST /api/…: Cannot evict pod …" → "Cannot evict pod …". */
+function stripVerb(message: string): string {
+  return message.replace(/^[A-Z]+ \S+: /, "");
+}

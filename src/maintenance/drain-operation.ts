@@ -1,0 +1,61 @@
+/**
+ * A drain as it is stored and served: the operation, its options and each pod's progress.
+ * Plain data; the executor replaces pod entries as they move on.
+ */
+
+import type { DrainOptions } from "./drain-plan.js";
+
+export type DrainStatus = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+export type DrainPodStatus = "PENDING" | "EVICTING" | "BLOCKED" | "EVICTED" | "DELETED" | "SKIPPED" | "FAILED";
+
+export const ACTIVE_STATUSES: readonly DrainStatus[] = ["PENDING", "RUNNING"];
+
+export interface DrainPodState {
+  namespace: string;
+  name: string;
+  uid: string;
+  status: DrainPodStatus;
+  action: "EVICT" | "DELETE" | null;
+  reason: string | null;
+  /** The PodDisruptionBudget refusing the eviction, while one does. */
+  blockedBy: string | null;
+  attempts: number;
+}
+
+export interface DrainOperation {
+  id: string;
+  cluster: string;
+  node: string;
+  status: DrainStatus;
+  dryRun: boolean;
+  requestedBy: string;
+  reason: string | null;
+  options: DrainOptions;
+  pods: DrainPodState[];
+  warnings: string[];
+  message: string | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
+
+export function isActive(status: DrainStatus): boolean {
+  return status === "PENDING" || status === "RUNNING";
+}
+
+/** A pod the drain is done with, one way or another. */
+export function isSettled(pod: DrainPodState): boolean {
+  return pod.status === "EVICTED" || pod.status === "DELETED" || pod.status === "SKIPPED" || pod.status === "FAILED";
+}
+
+/** Pods still to be removed. */
+export function remainingPods(operation: DrainOperation): number {
+  return operation.pods.filter((pod) => !isSettled(pod)).length;
+}
+
+/** Share of the pods to remove that are gone, 0–100; 100 when there was nothing to remove. */
+export function progressPercent(operation: DrainOperation): number {
+  const toRemove = operation.pods.filter((pod) => pod.action !== null);
+  if (toRemove.length === 0) return operation.status === "SUCCEEDED" || isActive(operation.status) ? 100 : 0;
+  const gone = toRemove.filter((pod) => pod.status === "EVICTED" || pod.status === "DELETED").length;
+  return Math.round((gone / toRemove.length) * 1000) / 10;
+}

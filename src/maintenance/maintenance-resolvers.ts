@@ -1,0 +1,102 @@
+import DataLoader from "dataloader";
+import { requireRole } from "../auth/principal.js";
+import type { CachedNode } from "../cluster/model.js";
+import { loaderFor, type RequestContext } from "../graphql/context.js";
+import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { Resolvers } from "../graphql/schema.js";
+import { BoundedQueue } from "../subscriptions/bounded-queue.js";
+import type { SubscriptionHub } from "../subscriptions/subscription-hub.js";
+import { isActive, progressPercent, remainingPods, type DrainOperation } from "./drain-operation.js";
+import type { DrainOptionsInput } from "./drain-plan.js";
+import type { MaintenanceService } from "./maintenance-service.js";
+
+interface NodeArgs {
+  cluster?: string | null;
+  name: string;
+  reason?: string | null;
+}
+
+/** States a drainProgress subscriber may have undelivered; only the latest matters, so few. */
+const PROGRESS_QUEUE = 100;
+
+/**
+ * The mutations (operator role), Query.drainOperation, Node.activeDrain and
+ * Subscription.drainProgress.
+ */
+export function maintenanceResolvers(service: MaintenanceService, hub: SubscriptionHub): Resolvers {
+  const operation = async (id: string) => {
+    const found = await service.get(id);
+    if (!found) throw new AppError(ErrorCode.NOT_FOUND, `drain operation ${id} not found`);
+    return found;
+  };
+  return {
+    Mutation: {
+      cordonNode: (_root, args: NodeArgs, context: RequestContext) =>
+        service.cordon(requireRole(context.principal, "operator"), args.cluster, args.name, args.reason),
+      uncordonNode: (_root, args: NodeArgs, context: RequestContext) =>
+        service.uncordon(requireRole(context.principal, "operator"), args.cluster, args.name, args.reason),
+      drainNode: (_root, args: NodeArgs & { options?: DrainOptionsInput | null }, context: RequestContext) =>
+        service.drain(requireRole(context.principal, "operator"), args.cluster, args.name, args.options, args.reason),
+      cancelDrain: (_root, args: { id: string }, context: RequestContext) => service.cancel(requireRole(context.principal, "operator"), args.id),
+    },
+    Query: {
+      drainOperation: async (_root, args: { id: string }) => (await service.get(args.id)) ?? null,
+    },
+    Node: {
+      activeDrain: (node: CachedNode, _args: unknown, context: RequestContext) =>
+        loaderFor(
+          context,
+          "maintenance:Node.activeDrain",
+          () =>
+            new DataLoader<CachedNode, DrainOperation | null, string>(
+              async (nodes) => {
+                const active = await service.activeFor(nodes.map((n) => ({ cluster: n.cluster, node: n.name })));
+                return nodes.map((n) => active.get(`${n.cluster}/${n.name}`) ?? null);
+              },
+              { cacheKeyFn: (n) => `${n.cluster}/${n.name}` },
+            ),
+        ).load(node),
+    },
+    Subscription: {
+      drainProgress: {
+        subscribe: async (_root: unknown, args: { id: string }, context: RequestContext) => {
+          // Listen before reading, so no change between the read and the listening is missed.
+          let chain = Promise.resolve();
+          let last = "";
+          let stop = () => {};
+          const queue = new BoundedQueue<DrainOperation>(
+            PROGRESS_QUEUE,
+            () => context.closeConnection?.(1013, "Subscriber too slow"),
+            () => stop(),
+          );
+          const deliver = (state: DrainOperation) => {
+            // Each state once, in order; complete after a final one.
+            const fingerprint = JSON.stringify(state);
+            if (fingerprint === last) return;
+            last = fingerprint;
+            queue.push(state);
+            if (!isActive(state.status)) queue.finish();
+          };
+          stop = hub.onDrain((id) => {
+            if (id !== args.id) return;
+            chain = chain.then(async () => deliver(await operation(args.id))).catch(() => {});
+          });
+          // The first read is first in the chain: later notices can only bring newer states.
+          let failure: unknown;
+          chain = chain.then(async () => deliver(await operation(args.id))).catch((error) => void (failure = error));
+          await chain;
+          if (failure) {
+            stop();
+            throw failure;
+          }
+          return queue;
+        },
+        resolve: (state: DrainOperation) => state,
+      },
+    },
+    DrainOperation: {
+      remainingPods: (op: DrainOperation) => remainingPods(op),
+      progressPercent: (op: DrainOperation) => progressPercent(op),
+    },
+  };
+}

@@ -1,0 +1,373 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { Principal } from "../auth/principal.js";
+import type { ClusterRegistry } from "../cluster/cluster-registry.js";
+import { KubeApiError } from "../cluster/kube-client.js";
+import type { CachedNode } from "../cluster/model.js";
+import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { InventoryService } from "../inventory/inventory-service.js";
+import type { Logger } from "../log/logger.js";
+import type { PubSub } from "../pubsub/pubsub.js";
+import { ClusterWriter } from "./cluster-writer.js";
+import { DEFAULT_DRAIN_TIMING, executeDrain, readPlan, type DrainTiming } from "./drain-executor.js";
+import { isActive, type DrainOperation } from "./drain-operation.js";
+import { drainOptions, type DrainOptionsInput } from "./drain-plan.js";
+import type { DrainEventRecord, DrainStore } from "./drain-store.js";
+
+export interface MaintenanceTuning extends Partial<DrainTiming> {
+  /** How often a runner proves it is alive (5 s). */
+  heartbeatMs?: number;
+  /** A drain whose runner has been silent this long is taken over (30 s). */
+  staleAfterMs?: number;
+  /** Longest wait for a drain's plan before drainNode answers anyway (5 s). */
+  planWaitMs?: number;
+}
+
+export interface MaintenanceServiceOptions {
+  clusters: ClusterRegistry;
+  inventory: InventoryService;
+  store: DrainStore;
+  pubsub: PubSub;
+  logger: Logger;
+  /** Kubernetes calls for a caller carry Impersonate-User: <subject>. */
+  impersonate: boolean;
+  /** This replica's name as the runner of drains. */
+  identity?: string;
+  tuning?: MaintenanceTuning;
+}
+
+const MAX_REASON_LENGTH = 1_000;
+/** Coalesces a burst of pod changes into one write (and one notice). */
+const SAVE_DELAY_MS = 100;
+
+interface Runner {
+  operation: DrainOperation;
+  abort: AbortController;
+  done: Promise<void>;
+  saveTimer: NodeJS.Timeout | undefined;
+  /** Writes and notices of this drain, in order. */
+  chain: Promise<void>;
+}
+
+/**
+ * Cordon, uncordon and drain: checks the request, writes to the cluster through the cluster
+ * writer, and runs drains in the background with their state in PostgreSQL, so any replica
+ * can answer for them and take over those whose runner stopped.
+ */
+export class MaintenanceService {
+  private readonly runners = new Map<string, Runner>();
+  private readonly identity: string;
+  private readonly timing: DrainTiming;
+  private readonly heartbeatMs: number;
+  private readonly staleAfterMs: number;
+  private readonly planWaitMs: number;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private orphanSweep: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(private readonly o: MaintenanceServiceOptions) {
+    this.identity = o.identity ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.timing = { ...DEFAULT_DRAIN_TIMING, ...o.tuning };
+    this.heartbeatMs = o.tuning?.heartbeatMs ?? 5_000;
+    this.staleAfterMs = o.tuning?.staleAfterMs ?? 30_000;
+    this.planWaitMs = o.tuning?.planWaitMs ?? 5_000;
+  }
+
+  /** Takes over drains nobody runs (this replica's own, after a restart), then keeps watching for them. */
+  async start(): Promise<void> {
+    // A cancel handled by another replica reaches the runner here.
+    this.unsubscribe = this.o.pubsub.subscribe((notice) => {
+      if (notice.drain && this.runners.has(notice.drain)) void this.checkStillActive(notice.drain);
+    });
+    this.heartbeat = setInterval(() => {
+      for (const id of this.runners.keys()) this.save(id);
+    }, this.heartbeatMs);
+    this.heartbeat.unref();
+    await this.adoptOrphans().catch((error) => this.o.logger.warn({ err: error }, "could not look for drains to take over"));
+    this.orphanSweep = setInterval(() => void this.adoptOrphans().catch(() => {}), Math.max(1_000, this.staleAfterMs / 2));
+    this.orphanSweep.unref();
+  }
+
+  /** Stops running drains without ending them and hands them to whichever replica runs next. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    clearInterval(this.orphanSweep);
+    this.unsubscribe?.();
+    const runners = [...this.runners.values()];
+    for (const runner of runners) runner.abort.abort();
+    await Promise.all(runners.map((runner) => runner.done));
+    await this.o.store.release(runners.map((runner) => runner.operation.id), this.identity).catch((error) => {
+      this.o.logger.warn({ err: error }, "could not release running drains; another replica takes them over once they look stale");
+    });
+  }
+
+  cordon(principal: Principal, cluster: string | null | undefined, name: string, reason: string | null | undefined): Promise<CachedNode> {
+    return this.setUnschedulable(principal, cluster, name, reason, true);
+  }
+
+  uncordon(principal: Principal, cluster: string | null | undefined, name: string, reason: string | null | undefined): Promise<CachedNode> {
+    return this.setUnschedulable(principal, cluster, name, reason, false);
+  }
+
+  /** Starts a drain (or, with dryRun, returns its plan); answers once the plan is known. */
+  async drain(
+    principal: Principal,
+    clusterName: string | null | undefined,
+    name: string,
+    input: DrainOptionsInput | null | undefined,
+    reason: string | null | undefined,
+  ): Promise<DrainOperation> {
+    const options = drainOptions(input);
+    const node = this.o.inventory.node(clusterName, name);
+    const writer = this.writer(node.cluster, principal);
+    const base = {
+      cluster: node.cluster,
+      node: node.name,
+      requestedBy: principal.subject,
+      reason: checkReason(reason),
+      options,
+      warnings: [] as string[],
+      message: null,
+      finishedAt: null,
+    };
+    if (input?.dryRun) return this.dryRun(writer, base);
+
+    const operation = await this.o.store.create({ ...base, status: "PENDING", dryRun: false, pods: [] }, this.identity);
+    this.o.logger.info({ operation: operation.id, cluster: node.cluster, node: node.name, actor: principal.subject, options }, "drain started");
+    let planned!: () => void;
+    const plan = new Promise<void>((resolve) => (planned = resolve));
+    this.run(operation, writer, planned);
+    await Promise.race([plan, new Promise((resolve) => setTimeout(resolve, this.planWaitMs).unref())]);
+    return this.runners.get(operation.id)?.operation ?? (await this.get(operation.id)) ?? operation;
+  }
+
+  /** Stops a drain wherever it runs; the node stays cordoned. Cancelling a cancelled drain is a no-op. */
+  async cancel(principal: Principal, id: string): Promise<DrainOperation> {
+    const existing = await this.get(id);
+    if (!existing) throw new AppError(ErrorCode.NOT_FOUND, `drain operation ${id} not found`);
+    if (existing.status === "CANCELLED") return existing;
+    if (!isActive(existing.status)) throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${existing.status}`);
+    const cancelled = await this.o.store.cancel(id, `cancelled by ${principal.subject}; the node stays cordoned`);
+    if (!cancelled) {
+      const now = await this.get(id);
+      if (now?.status === "CANCELLED") return now;
+      throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${now?.status ?? "unknown"}`);
+    }
+    this.runners.get(id)?.abort.abort();
+    const ids = await this.o.store.recordEvents([
+      {
+        cluster: cancelled.cluster,
+        node: cancelled.node,
+        kind: "DRAIN_CANCELLED",
+        actor: principal.subject,
+        reason: cancelled.reason,
+        operationId: id,
+        pod: null,
+        detail: cancelled.message,
+        dedupeKey: `drain:${id}:DRAIN_CANCELLED`,
+      },
+    ]);
+    await this.publish(cancelled, ids);
+    this.o.logger.info({ operation: id, actor: principal.subject }, "drain cancelled");
+    return cancelled;
+  }
+
+  /** The freshest state: this replica's runner if it runs the drain, else the database. */
+  async get(id: string): Promise<DrainOperation | undefined> {
+    const local = this.runners.get(id);
+    if (local) return local.operation;
+    return this.o.store.get(id);
+  }
+
+  activeFor(nodes: readonly { cluster: string; node: string }[]): Promise<Map<string, DrainOperation>> {
+    return this.o.store.activeFor(nodes);
+  }
+
+  private async setUnschedulable(
+    principal: Principal,
+    clusterName: string | null | undefined,
+    name: string,
+    reason: string | null | undefined,
+    unschedulable: boolean,
+  ): Promise<CachedNode> {
+    const note = checkReason(reason);
+    const cached = this.o.inventory.node(clusterName, name);
+    const writer = this.writer(cached.cluster, principal);
+    // Patch only when something would change (kubectl's cordon helper does the same), reading
+    // the node from the API rather than the cache, which may lag a moment.
+    const current = await kube(cached.cluster, () => writer.node(name));
+    if (!current) throw new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cached.cluster}"`);
+    if (current.unschedulable === unschedulable) return current;
+    const updated = await kube(cached.cluster, () => writer.setUnschedulable(name, unschedulable, { actor: principal.subject, reason: note }));
+    if (!updated) throw new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cached.cluster}"`);
+    this.o.logger.info({ cluster: cached.cluster, node: name, actor: principal.subject, unschedulable }, unschedulable ? "node cordoned" : "node uncordoned");
+    return updated;
+  }
+
+  private async dryRun(writer: ClusterWriter, base: Omit<DrainOperation, "id" | "status" | "dryRun" | "pods" | "startedAt">): Promise<DrainOperation> {
+    const plan = await kube(base.cluster, () => readPlan(writer, base.node, base.options));
+    const states = plan.pods;
+    const removable = states.filter((pod) => pod.action).length;
+    return this.o.store.create(
+      {
+        ...base,
+        dryRun: true,
+        status: plan.errors.length ? "FAILED" : "SUCCEEDED",
+        pods: states,
+        warnings: plan.warnings,
+        message: plan.errors.length
+          ? `a drain would be refused: cannot drain node "${base.node}": ${plan.errors.join("; ")}`
+          : `dry run: would ${base.options.disableEviction ? "delete" : "evict"} ${removable} pod(s) and leave ${states.length - removable}`,
+        finishedAt: new Date(),
+      },
+      null,
+    );
+  }
+
+  /** Runs a drain on this replica until it ends or is stopped. */
+  private run(operation: DrainOperation, writer: ClusterWriter, planned: () => void = () => {}): void {
+    const abort = new AbortController();
+    const runner: Runner = { operation, abort, done: Promise.resolve(), saveTimer: undefined, chain: Promise.resolve() };
+    this.runners.set(operation.id, runner);
+    const logger = this.o.logger.child({ operation: operation.id });
+    runner.done = executeDrain({
+      operation,
+      writer,
+      timing: this.timing,
+      signal: abort.signal,
+      logger,
+      planned,
+      report: (next) => {
+        runner.operation = next;
+        if (!isActive(next.status)) this.save(operation.id);
+        else runner.saveTimer ??= setTimeout(() => this.save(operation.id), SAVE_DELAY_MS);
+      },
+      record: (events) => this.record(runner, events),
+    })
+      .then(async (final) => {
+        planned();
+        clearTimeout(runner.saveTimer);
+        await runner.chain;
+        if (!abort.signal.aborted) logger.info({ status: final.status, message: final.message }, "drain ended");
+      })
+      .catch((error) => logger.error({ err: error }, "drain runner failed"))
+      .finally(() => this.runners.delete(operation.id));
+  }
+
+  /** Writes the runner's state; a write refused (cancelled elsewhere, or taken over) stops the runner. */
+  private save(id: string): void {
+    const runner = this.runners.get(id);
+    if (!runner) return;
+    clearTimeout(runner.saveTimer);
+    runner.saveTimer = undefined;
+    runner.chain = runner.chain.then(async () => {
+      const operation = runner.operation;
+      try {
+        const ours = await this.o.store.save(operation, this.identity);
+        if (!ours) {
+          if (isActive(operation.status)) runner.abort.abort();
+          return;
+        }
+        await this.publish(operation, []);
+      } catch (error) {
+        // The database is away: the runner goes on, the next save (or heartbeat) writes it all.
+        this.o.logger.warn({ err: (error as Error).message, operation: id }, "could not save drain progress; will retry");
+      }
+    });
+  }
+
+  private record(runner: Runner, events: DrainEventRecord[]): void {
+    runner.chain = runner.chain.then(async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const ids = await this.o.store.recordEvents(events);
+          if (ids.length) await this.publish(runner.operation, ids);
+          return;
+        } catch (error) {
+          if (attempt >= 5 || this.stopped) {
+            this.o.logger.error({ err: (error as Error).message, events: events.map((e) => e.dedupeKey) }, "could not record drain events");
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+        }
+      }
+    });
+  }
+
+  private async publish(operation: DrainOperation, maintenance: string[]): Promise<void> {
+    await this.o.pubsub
+      .publish({ cluster: operation.cluster, node: operation.node, transitions: [], maintenance, drain: operation.id, at: new Date().toISOString() })
+      .catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not publish drain progress"));
+  }
+
+  private async checkStillActive(id: string): Promise<void> {
+    const stored = await this.o.store.get(id).catch(() => undefined);
+    if (stored && !isActive(stored.status)) this.runners.get(id)?.abort.abort();
+  }
+
+  /** Drains nobody runs: resumed here, or failed when their deadline passed while nobody ran them. */
+  private async adoptOrphans(): Promise<void> {
+    if (this.stopped) return;
+    const orphans = await this.o.store.claimOrphans(this.identity, this.staleAfterMs);
+    for (const operation of orphans) {
+      if (this.stopped || this.runners.has(operation.id)) continue;
+      const cache = this.o.clusters.get(operation.cluster);
+      const deadline = operation.startedAt.getTime() + operation.options.timeoutSeconds * 1000;
+      if (!cache || Date.now() >= deadline) {
+        const message = !cache
+          ? `cluster "${operation.cluster}" is no longer configured; the drain cannot go on`
+          : `global timeout reached: ${operation.options.timeoutSeconds}s while no replica was running the drain; the node stays cordoned`;
+        const failed: DrainOperation = { ...operation, status: "FAILED", message, finishedAt: new Date() };
+        if (await this.o.store.save(failed, this.identity)) {
+          const ids = await this.o.store.recordEvents([
+            {
+              cluster: operation.cluster,
+              node: operation.node,
+              kind: "DRAIN_FAILED",
+              actor: operation.requestedBy,
+              reason: operation.reason,
+              operationId: operation.id,
+              pod: null,
+              detail: message,
+              dedupeKey: `drain:${operation.id}:DRAIN_FAILED`,
+            },
+          ]);
+          await this.publish(failed, ids);
+        }
+        continue;
+      }
+      this.o.logger.info({ operation: operation.id, node: operation.node }, "resuming a drain whose runner stopped");
+      const writer = new ClusterWriter(cache.client, operation.cluster, this.o.impersonate ? operation.requestedBy : undefined);
+      this.run(operation, writer);
+    }
+  }
+
+  private writer(cluster: string, principal: Principal): ClusterWriter {
+    const cache = this.o.clusters.get(cluster)!;
+    return new ClusterWriter(cache.client, cluster, this.o.impersonate ? principal.subject : undefined);
+  }
+}
+
+function checkReason(reason: string | null | undefined): string | null {
+  const text = reason?.trim() || null;
+  if (text && text.length > MAX_REASON_LENGTH) throw new AppError(ErrorCode.BAD_USER_INPUT, `reason is longer than ${MAX_REASON_LENGTH} characters`);
+  return text;
+}
+
+/** A Kubernetes call on behalf of a caller: its refusals become contract errors. */
+async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof KubeApiError) {
+      const detail = error.message.replace(/^[A-Z]+ \S+: /, "");
+      if (error.statusCode === 401 || error.statusCode === 403) throw new AppError(ErrorCode.FORBIDDEN, `cluster "${cluster}" refused: ${detail}`);
+      if (error.statusCode === 404) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${cluster}": ${detail}`);
+      if (error.statusCode === 409) throw new AppError(ErrorCode.CONFLICT, `cluster "${cluster}": ${detail}`);
+      if (error.statusCode === 422 || error.statusCode === 400) throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster "${cluster}": ${detail}`);
+    }
+    throw new AppError(ErrorCode.UNAVAILABLE, `cluster "${cluster}" cannot be reached: ${(error as Error).message.replace(/^[A-Z]+ \S+: /, "")}`);
+  }
+}
