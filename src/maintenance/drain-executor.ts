@@ -57,8 +57,9 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
     ...extra,
   });
   const finish = (status: "SUCCEEDED" | "FAILED", message: string) => {
-    update({ status, message, finishedAt: new Date() });
+    // The event first: whoever sees the final state finds its event already recorded.
     run.record([event(status === "SUCCEEDED" ? "DRAIN_SUCCEEDED" : "DRAIN_FAILED", { detail: message })]);
+    update({ status, message, finishedAt: new Date() });
     run.planned?.();
     return operation;
   };
