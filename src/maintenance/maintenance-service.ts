@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import type { Principal } from "../auth/principal.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
@@ -229,6 +230,8 @@ export class MaintenanceService {
   /** Runs a drain on this replica until it ends or is stopped. */
   private run(operation: DrainOperation, writer: ClusterWriter, planned: () => void = () => {}): void {
     const abort = new AbortController();
+    // Every pod waiting out a retry listens on this one signal.
+    setMaxListeners(0, abort.signal);
     const runner: Runner = { operation, abort, done: Promise.resolve(), saveTimer: undefined, chain: Promise.resolve() };
     this.runners.set(operation.id, runner);
     const logger = this.o.logger.child({ operation: operation.id });

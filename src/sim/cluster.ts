@@ -10,7 +10,7 @@ import { ObjectStore, objectKey, Entry, type KObject, type StoreEvent } from "./
 import { SimClock } from "./clock.js";
 import { Rng } from "./rng.js";
 import { ApiError, notFound, tooManyRequests, internalError } from "./status.js";
-import { bindPod, podFromTemplate, podRequests, runningPod, selectorFits, toleratesNode, unschedulable } from "./workloads.js";
+import { bindPod, podFromTemplate, podRequests, replicaSetFor, runningPod, selectorFits, toleratesNode, unschedulable } from "./workloads.js";
 import { buildLease, buildNode, conditionTaint, conditionText, nodeEvent, CONTROL_PLANE_POOL, POOLS, ZONES, LATEST_KUBELET, type NodePlan } from "./nodes.js";
 import { cpuMillicores, bytes } from "../k8s/quantity.js";
 import { labelSelectorFromMatchLabels, NOTHING_SELECTOR, type LabelSelector } from "../k8s/label-selector.js";
@@ -476,6 +476,10 @@ export class SimCluster {
       if (!d) continue;
       const spec = d.spec as Obj;
       let rsKeys = [...this.store.byIndex(R.replicasets, "owner", d.metadata.uid!)];
+      if (rsKeys.length === 0) {
+        // A new Deployment (say, from kubectl create): its first ReplicaSet.
+        rsKeys = [this.create(R.replicasets, replicaSetFor(d, this.rng)).key];
+      }
       let replicas = 0, ready = 0, available = 0;
       for (const rsKey of rsKeys) {
         const rs = this.store.get(R.replicasets, rsKey)?.obj;

@@ -5,7 +5,7 @@
  */
 import { R, SimCluster } from "./cluster.js";
 import type { KObject } from "./store.js";
-import { container, podFromTemplate } from "./workloads.js";
+import { container, podFromTemplate, replicaSetFor } from "./workloads.js";
 import { CONTROL_PLANE_POOL, POOLS } from "./nodes.js";
 import { cpuMillicores } from "../k8s/quantity.js";
 
@@ -54,26 +54,6 @@ function workload(kind: "Deployment" | "DaemonSet", namespace: string, name: str
   };
 }
 
-function replicaSetFor(d: KObject, c: SimCluster): KObject {
-  const hash = c.rng.suffix(10);
-  const spec = d.spec as Obj;
-  const template = { ...spec.template, metadata: { ...spec.template.metadata, labels: { ...spec.template.metadata.labels, "pod-template-hash": hash } } };
-  return {
-    apiVersion: "apps/v1",
-    kind: "ReplicaSet",
-    metadata: {
-      name: `${d.metadata.name}-${hash}`,
-      namespace: d.metadata.namespace!,
-      uid: c.rng.uid(),
-      creationTimestamp: d.metadata.creationTimestamp!,
-      generation: 1,
-      labels: { ...template.metadata.labels },
-      annotations: { "deployment.kubernetes.io/desired-replicas": String(spec.replicas), "deployment.kubernetes.io/max-replicas": String(spec.replicas + Math.ceil(spec.replicas / 4)), "deployment.kubernetes.io/revision": "1" },
-      ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: d.metadata.name, uid: d.metadata.uid!, controller: true, blockOwnerDeletion: true }],
-    },
-    spec: { replicas: spec.replicas, selector: { matchLabels: { ...template.metadata.labels } }, template },
-  };
-}
 
 function pdb(namespace: string, name: string, labels: Record<string, string>, rule: Obj, createdMs: number, c: SimCluster): KObject {
   return {
@@ -198,7 +178,7 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
     const labels = { app: p.name };
     const bornMs = clusterBorn + rng.int(2, 390) * DAY;
     const d = c.create(R.deployments, workload("Deployment", p.ns, p.name, { metadata: { labels }, spec: p.spec }, p.replicas, bornMs, c)).obj;
-    const rs = c.create(R.replicasets, replicaSetFor(d, c)).obj;
+    const rs = c.create(R.replicasets, replicaSetFor(d, c.rng)).obj;
     if (p.pdb) c.create(R.pdbs, pdb(p.ns, p.name, labels, p.pdb, bornMs, c));
     for (let r = 0; r < p.replicas; r++) {
       const startedMs = Math.max(bornMs, now - rng.int(1, 60) * DAY) + rng.int(0, 86_399) * 1000;

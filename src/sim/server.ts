@@ -30,6 +30,8 @@ export interface RequestRecord {
   path: string;
   code: number;
   userAgent: string;
+  /** The Impersonate-User header, as the apiserver's audit log records the impersonated user. */
+  impersonatedUser: string;
 }
 
 interface Target {
@@ -107,7 +109,7 @@ export class ApiRouter {
 
   /** The node:http request listener. */
   handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const record: RequestRecord = { method: req.method ?? "GET", verb: "", resource: "", subresource: "", namespace: "", name: "", path: req.url ?? "/", code: 200, userAgent: String(req.headers["user-agent"] ?? "") };
+    const record: RequestRecord = { method: req.method ?? "GET", verb: "", resource: "", subresource: "", namespace: "", name: "", path: req.url ?? "/", code: 200, userAgent: String(req.headers["user-agent"] ?? ""), impersonatedUser: String(req.headers["impersonate-user"] ?? "") };
     res.on("finish", () => {
       record.code = res.statusCode;
       this.log.push(record);

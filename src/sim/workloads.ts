@@ -226,3 +226,25 @@ export function selectorFits(pod: KObject, node: KObject): boolean {
   const labels = node.metadata.labels ?? {};
   return Object.entries(sel).every(([k, v]) => labels[k] === v);
 }
+
+/** The ReplicaSet a Deployment controller makes for the Deployment's current template. */
+export function replicaSetFor(d: KObject, rng: Rng): KObject {
+  const hash = rng.suffix(10);
+  const spec = d.spec as Obj;
+  const template = { ...spec.template, metadata: { ...spec.template.metadata, labels: { ...spec.template.metadata.labels, "pod-template-hash": hash } } };
+  return {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: {
+      name: `${d.metadata.name}-${hash}`,
+      namespace: d.metadata.namespace!,
+      uid: rng.uid(),
+      creationTimestamp: d.metadata.creationTimestamp!,
+      generation: 1,
+      labels: { ...template.metadata.labels },
+      annotations: { "deployment.kubernetes.io/desired-replicas": String(spec.replicas), "deployment.kubernetes.io/max-replicas": String(spec.replicas + Math.ceil(spec.replicas / 4)), "deployment.kubernetes.io/revision": "1" },
+      ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: d.metadata.name, uid: d.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: { replicas: spec.replicas, selector: { matchLabels: { ...template.metadata.labels } }, template },
+  };
+}
