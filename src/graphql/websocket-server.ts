@@ -21,7 +21,7 @@ const REFUSAL_CLOSE = {
   [ErrorCode.UNAVAILABLE]: TRY_AGAIN_LATER,
 } as const;
 
-/** What each connection carries beside the protocol's own state. */
+/** What each connection carries beside the protocol's own state (graphql-ws wants a record). */
 interface Extra {
   request: IncomingMessage;
   socket: WebSocket;
