@@ -101,7 +101,7 @@ export function roleFromClaims(claims: Record<string, unknown>, path: string, ro
   const names = typeof value === "string" ? value.split(/[\s,]+/) : Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
   let best = -1;
   for (const name of names) {
-    const role = roleMap ? (Object.hasOwn(roleMap, name) ? roleMap[name] : undefined) : (ROLES.find((r) => r === name) ?? undefined);
+    const role = roleMap ? (Object.hasOwn(roleMap, name) ? roleMap[name] : undefined) : ROLES.find((r) => r === name);
     if (role !== undefined) best = Math.max(best, ROLES.indexOf(role));
   }
   return best < 0 ? undefined : ROLES[best];
