@@ -2,6 +2,11 @@ import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
+import { authorisationPlugin } from "../auth/authorisation-plugin.js";
+import { createOperationPolicy } from "../auth/operation-policy.js";
+import type { Principal } from "../auth/principal.js";
+import { whoamiResolvers } from "../auth/whoami-resolvers.js";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
 import { planClusters, sourceFromKubeconfigText, type ClusterSource } from "../cluster/cluster-sources.js";
 import type { Config } from "../config/config.js";
@@ -11,6 +16,7 @@ import type { RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
+import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
 import { buildSchema } from "../graphql/schema.js";
 import { attachGraphqlWebSocket, type GraphqlWebSocketEndpoint } from "../graphql/websocket-server.js";
 import { createHttpServer, requestIdOf, type Readiness } from "../http/http-server.js";
@@ -49,6 +55,8 @@ export interface AppOverrides {
   keepAliveMs?: number;
   /** Drain timings (retry, poll, heartbeat, takeover) and this replica's name as a drain runner. */
   maintenanceTuning?: MaintenanceTuning & { identity?: string };
+  /** How often the tokens file is polled and how soon the JWKS may be fetched again (tests shorten them). */
+  authTuning?: AuthTuning;
 }
 
 /** Churn of the embedded demo cluster, in scenarios per simulated minute: alive but calm. */
@@ -90,15 +98,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let maintenance: MaintenanceService | undefined;
   let stopping: Promise<void> | undefined;
 
-  const contextFor = (req: IncomingMessage): RequestContext => {
+  const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
+  const policy = createOperationPolicy(config.limits, config.auth.mutationRateLimit);
+  const contextFor = (req: IncomingMessage, principal: Principal): RequestContext => {
     const requestId = requestIdOf(req);
-    return {
-      requestId,
-      logger: logger.child({ requestId }),
-      loaders: new Map(),
-      // Until authentication is configured, only loopback callers may change anything.
-      ...(isLoopback(req.socket.remoteAddress) ? { principal: { subject: "local-admin", role: "admin" as const, via: "loopback" as const } } : {}),
-    };
+    return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
   };
   const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
 
@@ -120,6 +124,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     state = "starting";
     try {
       const startedAt = new Date();
+      // First: a server that would be open to anyone, or a bad tokens file, must not get further.
+      authenticator.start(config.host);
       database = overrides.database ?? (await openDatabase(config.database));
       logger.info({ database: database.description }, "database open");
       await database.withConnection((connection) => migrate(connection, logger));
@@ -163,7 +169,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         store: new DrainStore(database),
         pubsub,
         logger: logger.child({ component: "maintenance" }),
-        impersonate: false,
+        impersonate: config.auth.impersonate,
         ...(runnerIdentity ? { identity: runnerIdentity } : {}),
         tuning: maintenanceTuning,
       });
@@ -175,16 +181,20 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         historyQueryResolvers(historyQueries),
         subscriptionResolvers(hub, overrides.subscriberQueue),
         maintenanceResolvers(maintenance, hub),
+        whoamiResolvers(),
       ]);
       apollo = new ApolloServer<RequestContext>({
         schema,
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
         includeStacktraceInErrorResponses: false,
+        // On by default; said here because the local admin of a server without auth depends on it.
+        csrfPrevention: true,
+        parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         // Signals belong to the CLI, which stops the whole app in order (Apollo's own handler
         // would stop only Apollo, then kill the process again).
         stopOnTerminationSignals: false,
         // Cache control hooks every field resolution; nothing here is HTTP-cacheable anyway.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin()],
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), authorisationPlugin(policy)],
       });
       await apollo.start();
 
@@ -192,7 +202,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const registry = clusters;
       httpServer = createHttpServer(
         {
-          graphql: graphqlHttpHandler(apollo, contextFor),
+          graphql: graphqlHttpHandler(
+            apollo,
+            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+            contextFor,
+          ),
           readiness: async () => {
             const up = await db.ping();
             const checks: Readiness["checks"] = { database: up ? { ok: true } : { ok: false, detail: "not answering" } };
@@ -223,7 +237,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         path: "/graphql",
         schema,
         logger,
+        authenticate: (req, params) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "websocket", connectionToken(params, req))),
         contextFor,
+        policy,
+        parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
         ...(overrides.keepAliveMs !== undefined ? { keepAliveMs: overrides.keepAliveMs } : {}),
       });
@@ -252,6 +269,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],
       ["database", () => (overrides.database ? undefined : database?.close())],
+      ["auth", async () => authenticator.stop()],
     ];
     for (const [name, step] of steps) {
       const began = Date.now();
@@ -286,9 +304,6 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   };
 }
 
-function isLoopback(address: string | undefined): boolean {
-  return address === "::1" || address?.startsWith("127.") === true || address?.startsWith("::ffff:127.") === true;
-}
 
 function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {

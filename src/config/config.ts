@@ -1,4 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { isLoopbackHost } from "../auth/loopback.js";
+import { ROLES, type Role } from "../auth/principal.js";
 
 /** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
 export type DatabaseConfig =
@@ -28,6 +30,39 @@ export interface HistoryConfig {
   leaseDurationSeconds: number;
 }
 
+/** JWTs from an OpenID Connect issuer: whose, for whom, where its keys are, and where roles are. */
+export interface OidcConfig {
+  issuer: string;
+  audience: string;
+  jwksUrl: string;
+  /** Dotted path of the claim holding roles (e.g. `realm_access.roles`): a string or an array. */
+  rolesClaim: string;
+  /** Claim values to roles; absent: the values `viewer`, `operator` and `admin` themselves. */
+  roleMap?: Record<string, Role>;
+  subjectClaim: string;
+}
+
+/**
+ * Who may call. Without `tokensFile` and `oidc` the service is for its own machine only: it
+ * refuses to listen beyond loopback and treats loopback callers as the local admin.
+ */
+export interface AuthConfig {
+  tokensFile?: string;
+  oidc?: OidcConfig;
+  /** Act on Kubernetes as the caller (Impersonate-User) rather than as the service account. */
+  impersonate: boolean;
+  /** Mutations per minute per subject (a token bucket of as many); 0 turns the limit off. */
+  mutationRateLimit: number;
+}
+
+/** Bounds on what one GraphQL operation may ask for. */
+export interface LimitsConfig {
+  /** Nesting of fields, the root field being 1. */
+  maxQueryDepth: number;
+  /** Objects an operation may resolve, lists counted at their `first` (see operation-limits.ts). */
+  maxQueryCost: number;
+}
+
 /** Everything `serve` needs, already validated. */
 export interface Config {
   host: string;
@@ -36,6 +71,8 @@ export interface Config {
   logLevel: LogLevel;
   clusters: ClustersConfig;
   history: HistoryConfig;
+  auth: AuthConfig;
+  limits: LimitsConfig;
 }
 
 /** A setting that cannot be used; the CLI prints `message` alone and exits 2. */
@@ -69,17 +106,43 @@ export const SETTINGS = {
   retentionDays: { flag: "history-retention-days", env: "HISTORY_RETENTION_DAYS", default: "90", help: "days of history kept; older rows are pruned hourly" },
   leaseNamespace: { flag: "lease-namespace", env: "LEASE_NAMESPACE", default: "kube-system", help: "namespace of the Lease that elects the replica recording each cluster" },
   leaseDuration: { flag: "lease-duration", env: "LEASE_DURATION_SECONDS", default: "15", help: "seconds a recorder's Lease lasts without renewal" },
+  authTokensFile: {
+    flag: "auth-tokens-file",
+    env: "AUTH_TOKENS_FILE",
+    default: undefined,
+    help: "JSON array of {subject, role, token | sha256}: bearer tokens, re-read when the file changes",
+  },
+  oidcIssuer: { flag: "oidc-issuer", env: "OIDC_ISSUER", default: undefined, help: "accept JWTs from this issuer (iss); needs --oidc-audience and --oidc-jwks-url" },
+  oidcAudience: { flag: "oidc-audience", env: "OIDC_AUDIENCE", default: undefined, help: "the audience (aud) a JWT must name" },
+  oidcJwksUrl: { flag: "oidc-jwks-url", env: "OIDC_JWKS_URL", default: undefined, help: "the issuer's signing keys (JWKS): https://, or http:// on loopback" },
+  oidcRolesClaim: { flag: "oidc-roles-claim", env: "OIDC_ROLES_CLAIM", default: "roles", help: "claim holding the roles, a dotted path such as realm_access.roles" },
+  oidcRoleMap: {
+    flag: "oidc-role-map",
+    env: "OIDC_ROLE_MAP",
+    default: undefined,
+    help: "claim values to roles, e.g. sre=operator,platform=admin (unset: the values viewer, operator, admin)",
+  },
+  oidcSubjectClaim: { flag: "oidc-subject-claim", env: "OIDC_SUBJECT_CLAIM", default: "sub", help: "claim naming the caller" },
+  impersonate: { flag: "impersonate", env: "IMPERSONATE_CALLERS", default: "false", help: "act on Kubernetes as the caller (Impersonate-User headers)" },
+  mutationRateLimit: { flag: "mutation-rate-limit", env: "MUTATION_RATE_LIMIT", default: "30", help: "mutations per minute per caller; 0: no limit" },
+  maxQueryDepth: { flag: "max-query-depth", env: "MAX_QUERY_DEPTH", default: "12", help: "deepest nesting of fields an operation may have" },
+  maxQueryCost: { flag: "max-query-cost", env: "MAX_QUERY_COST", default: "500000", help: "most objects an operation may ask for, lists counted at their `first`" },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
 
 /** Settings a flag may give several times. */
 const REPEATABLE = new Set<string>(["context"]);
+/** Settings whose flag takes no value (its presence means true); their variable is true/false. */
+const SWITCHES = new Set<string>(["impersonate"]);
 
 type SettingName = keyof typeof SETTINGS;
 
 /** parseArgs options for a subset of settings, every one a string flag. */
 export function settingOptions(names: readonly SettingName[]): NonNullable<ParseArgsConfig["options"]> {
   return Object.fromEntries(
-    names.map((name) => [SETTINGS[name].flag, { type: "string" as const, multiple: REPEATABLE.has(name) }]),
+    names.map((name) => [
+      SETTINGS[name].flag,
+      SWITCHES.has(name) ? { type: "boolean" as const } : { type: "string" as const, multiple: REPEATABLE.has(name) },
+    ]),
   );
 }
 
@@ -88,7 +151,7 @@ export function settingsHelp(names: readonly SettingName[]): string {
   const rows = names.map((name) => {
     const s = SETTINGS[name];
     const fallback = s.default === undefined ? "" : ` (default ${s.default})`;
-    return [`  --${s.flag} <value>`, `${s.help}${fallback}; env ${s.env}`];
+    return [`  --${s.flag}${SWITCHES.has(name) ? "" : " <value>"}`, `${s.help}${fallback}; env ${s.env}`];
   });
   const width = Math.max(...rows.map(([left]) => left!.length)) + 2;
   return rows.map(([left, right]) => left!.padEnd(width) + right).join("\n");
@@ -134,16 +197,97 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     throw new ConfigError(`${describeSource("logLevel", flags)}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
   }
 
-  return { host, port, logLevel, database: databaseConfig(flags, env), clusters: clustersConfig(flags, env), history: historyConfig(flags, env) };
+  return {
+    host,
+    port,
+    logLevel,
+    database: databaseConfig(flags, env),
+    clusters: clustersConfig(flags, env),
+    history: historyConfig(flags, env),
+    auth: authConfig(flags, env),
+    limits: {
+      maxQueryDepth: wholeNumber("maxQueryDepth", flags, env, 1, 1_000),
+      maxQueryCost: wholeNumber("maxQueryCost", flags, env, 1, 1_000_000_000),
+    },
+  };
 }
 
-function positiveInteger(name: "retentionDays" | "leaseDuration", flags: Record<string, unknown>, env: NodeJS.ProcessEnv, max: number): number {
+function wholeNumber(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv, min: number, max: number): number {
   const text = pick(name, flags, env)!;
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value < 1 || value > max) {
-    throw new ConfigError(`${describeSource(name, flags)}: "${text}" is not a whole number from 1 to ${max}`);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new ConfigError(`${describeSource(name, flags)}: "${text}" is not a whole number from ${min} to ${max}`);
   }
   return value;
+}
+
+/** A switch: true when its flag is given, else its variable read as a boolean, else false. */
+function switchSetting(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): boolean {
+  const s = SETTINGS[name];
+  if (flags[s.flag] === true) return true;
+  const text = (env[s.env] ?? "").trim().toLowerCase();
+  if (text === "" || text === "false" || text === "0" || text === "no") return false;
+  if (text === "true" || text === "1" || text === "yes") return true;
+  throw new ConfigError(`${s.env}: "${text}" is not true or false`);
+}
+
+function authConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): AuthConfig {
+  const tokensFile = pick("authTokensFile", flags, env);
+  const oidc = oidcConfig(flags, env);
+  return {
+    ...(tokensFile !== undefined ? { tokensFile } : {}),
+    ...(oidc ? { oidc } : {}),
+    impersonate: switchSetting("impersonate", flags, env),
+    mutationRateLimit: wholeNumber("mutationRateLimit", flags, env, 0, 1_000_000),
+  };
+}
+
+const OIDC_REQUIRED = ["oidcIssuer", "oidcAudience", "oidcJwksUrl"] as const;
+
+function oidcConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): OidcConfig | undefined {
+  const values = OIDC_REQUIRED.map((name) => pick(name, flags, env));
+  if (values.every((value) => value === undefined)) return undefined;
+  const missing = values.indexOf(undefined);
+  if (missing >= 0) {
+    const set = values.findIndex((value) => value !== undefined);
+    throw new ConfigError(
+      `${describeSource(OIDC_REQUIRED[set]!, flags)} is set but ${describeSource(OIDC_REQUIRED[missing]!, flags)} is not: OIDC needs an issuer, an audience and a JWKS URL`,
+    );
+  }
+  const [issuer, audience, jwksUrl] = values as [string, string, string];
+  let url: URL;
+  try {
+    url = new URL(jwksUrl);
+  } catch {
+    throw new ConfigError(`${describeSource("oidcJwksUrl", flags)}: "${jwksUrl}" is not a URL`);
+  }
+  // Keys fetched over plain HTTP could be swapped on the way, and with them every identity.
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
+    throw new ConfigError(`${describeSource("oidcJwksUrl", flags)}: "${jwksUrl}" must be https:// (http:// only on loopback)`);
+  }
+  const mapText = pick("oidcRoleMap", flags, env);
+  return {
+    issuer,
+    audience,
+    jwksUrl,
+    rolesClaim: pick("oidcRolesClaim", flags, env)!,
+    subjectClaim: pick("oidcSubjectClaim", flags, env)!,
+    ...(mapText !== undefined ? { roleMap: roleMap(mapText, describeSource("oidcRoleMap", flags)) } : {}),
+  };
+}
+
+/** `a=admin, b=operator` → { a: "admin", b: "operator" }. */
+function roleMap(text: string, source: string): Record<string, Role> {
+  const entries = text.split(",").map((entry) => entry.trim()).filter(Boolean).map((entry) => {
+    const at = entry.lastIndexOf("=");
+    const role = entry.slice(at + 1).trim() as Role;
+    if (at <= 0 || !ROLES.includes(role)) {
+      throw new ConfigError(`${source}: "${entry}" is not <claim value>=<role> with a role of ${ROLES.join(", ")}`);
+    }
+    return [entry.slice(0, at).trim(), role] as const;
+  });
+  // fromEntries defines own properties, so a value named __proto__ is just a key.
+  return Object.fromEntries(entries);
 }
 
 function historyConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): HistoryConfig {
@@ -152,9 +296,9 @@ function historyConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): 
     throw new ConfigError(`${describeSource("leaseNamespace", flags)}: "${leaseNamespace}" is not a namespace name`);
   }
   return {
-    retentionDays: positiveInteger("retentionDays", flags, env, 36_500),
+    retentionDays: wholeNumber("retentionDays", flags, env, 1, 36_500),
     leaseNamespace,
-    leaseDurationSeconds: positiveInteger("leaseDuration", flags, env, 3_600),
+    leaseDurationSeconds: wholeNumber("leaseDuration", flags, env, 1, 3_600),
   };
 }
 

@@ -7,7 +7,10 @@ export interface RequestContext {
   logger: Logger;
   /** Per-request DataLoaders, made on first use by {@link loaderFor}. */
   loaders: Map<string, unknown>;
-  /** The authenticated caller; undefined only while no authentication is configured and checked. */
+  /**
+   * The authenticated caller (the local admin on a server without authentication): set for
+   * every operation the server runs; undefined only in contexts tests build by hand.
+   */
   principal?: Principal;
   /** For operations over a WebSocket: closes that connection (a subscriber fallen too far behind). */
   closeConnection?: (code: number, reason: string) => void;

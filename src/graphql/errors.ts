@@ -15,6 +15,11 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 const CONTRACT_CODES = new Set<string>(Object.values(ErrorCode));
 
+/** True for the codes of the contract. */
+export function isContractCode(code: unknown): code is ErrorCode {
+  return typeof code === "string" && CONTRACT_CODES.has(code);
+}
+
 /** A failure the caller should see as is: its message is written for them and holds no secret. */
 export class AppError extends GraphQLError {
   constructor(code: ErrorCode, message: string, extensions: Record<string, unknown> = {}) {
@@ -52,8 +57,8 @@ export function formatError(
   const given = formatted.extensions?.code;
   const cause = original instanceof GraphQLError ? (original.originalError ?? original) : original;
   const code =
-    typeof given === "string" && CONTRACT_CODES.has(given)
-      ? (given as ErrorCode)
+    isContractCode(given)
+      ? given
       : typeof given === "string" && given in FROM_APOLLO
         ? FROM_APOLLO[given as ApolloServerErrorCode]
         : // GraphQL's own request errors (syntax, validation, variable coercion) wrap nothing.

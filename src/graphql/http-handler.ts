@@ -1,21 +1,39 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HeaderMap, type ApolloServer } from "@apollo/server";
+import type { Authentication } from "../auth/authenticator.js";
+import type { Principal } from "../auth/principal.js";
 import type { RequestContext } from "./context.js";
+import { ErrorCode } from "./errors.js";
 
 /** The largest request body accepted; GraphQL documents are small, so this is generous. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 const SUPPORTED_CHARSET = /^utf-?8$/i;
 
+const REFUSAL_STATUS = { [ErrorCode.UNAUTHENTICATED]: 401, [ErrorCode.FORBIDDEN]: 403, [ErrorCode.UNAVAILABLE]: 503 } as const;
+
 /**
- * GraphQL over HTTP on node:http, in front of Apollo Server: reads and parses the body
- * with a size limit, hands Apollo the request and writes back its answer.
+ * GraphQL over HTTP on node:http, in front of Apollo Server: authenticates the caller
+ * (before reading the body: a caller who cannot be served costs nothing more), reads and
+ * parses the body with a size limit, hands Apollo the request and writes back its answer.
  */
 export function graphqlHttpHandler(
   apollo: ApolloServer<RequestContext>,
-  contextFor: (req: IncomingMessage) => RequestContext,
+  authenticate: (req: IncomingMessage) => Promise<Authentication>,
+  contextFor: (req: IncomingMessage, principal: Principal) => RequestContext,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
+    const auth = await authenticate(req);
+    if (!auth.ok) {
+      // RFC 6750: say how to authenticate, and whether the token sent was the problem.
+      if (auth.code === ErrorCode.UNAUTHENTICATED) {
+        res.setHeader("www-authenticate", `Bearer realm="node-inventory"${auth.presented ? ', error="invalid_token"' : ""}`);
+      }
+      if (auth.code === ErrorCode.UNAVAILABLE) res.setHeader("retry-after", "5");
+      // The body is not read: close rather than drain whatever the caller still sends.
+      res.setHeader("connection", "close");
+      return sendError(res, REFUSAL_STATUS[auth.code], auth.message, auth.code);
+    }
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
@@ -44,7 +62,7 @@ export function graphqlHttpHandler(
     const queryAt = url.indexOf("?");
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? "GET", headers, search: queryAt < 0 ? "" : url.slice(queryAt), body },
-      context: async () => contextFor(req),
+      context: async () => contextFor(req, auth.principal),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
@@ -84,8 +102,8 @@ function readBody(req: IncomingMessage): Promise<BodyRead> {
 }
 
 /** A GraphQL-shaped error for failures before Apollo sees the request. */
-function sendError(res: ServerResponse, status: number, message: string): void {
+function sendError(res: ServerResponse, status: number, message: string, code: ErrorCode = ErrorCode.BAD_USER_INPUT): void {
   res.statusCode = status;
   res.setHeader("content-type", "application/json; charset=utf-8");
-  res.end(JSON.stringify({ errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] }));
+  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
 }

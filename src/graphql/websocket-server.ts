@@ -1,20 +1,44 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { type GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
+import { getOperationAST, GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions } from "graphql";
 import { CloseCode, handleProtocols, makeServer } from "graphql-ws";
 import { WebSocketServer, type WebSocket } from "ws";
+import type { Authentication } from "../auth/authenticator.js";
+import type { AuditDone, OperationPolicy } from "../auth/operation-policy.js";
+import type { Principal } from "../auth/principal.js";
 import type { Logger } from "../log/logger.js";
 import type { RequestContext } from "./context.js";
+import { AppError, ErrorCode } from "./errors.js";
 
 /** Close code for a server going away (RFC 6455), sent to every client on shutdown. */
 export const GOING_AWAY = 1001;
+/** Close code for "try again later" (RFC 6455): credentials could not be checked just now. */
+export const TRY_AGAIN_LATER = 1013;
+
+const REFUSAL_CLOSE = {
+  [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
+  [ErrorCode.FORBIDDEN]: CloseCode.Forbidden,
+  [ErrorCode.UNAVAILABLE]: TRY_AGAIN_LATER,
+} as const;
+
+/** What each connection carries beside the protocol's own state (graphql-ws wants a record). */
+interface Extra {
+  request: IncomingMessage;
+  socket: WebSocket;
+  [key: string]: unknown;
+}
 
 export interface GraphqlWebSocketOptions {
   httpServer: Server;
   path: string;
   schema: GraphQLSchema;
   logger: Logger;
-  contextFor(request: IncomingMessage): RequestContext;
+  /** Who the connection is, from its upgrade request and `connection_init` payload; asked again for every operation. */
+  authenticate(request: IncomingMessage, connectionParams: Record<string, unknown> | undefined): Promise<Authentication>;
+  contextFor(request: IncomingMessage, principal: Principal): RequestContext;
+  /** Roles, limits and audit of each operation, as over HTTP. */
+  policy: OperationPolicy;
+  parseOptions?: ParseOptions;
   formatError(error: GraphQLError): GraphQLFormattedError;
   /** Interval of WebSocket pings; a peer that misses a pong for as long is dropped. */
   keepAliveMs?: number;
@@ -36,15 +60,76 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
   const { httpServer, path, schema, logger, keepAliveMs = 12_000 } = options;
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 1024 * 1024, handleProtocols });
 
-  const protocol = makeServer<Record<string, unknown> | undefined, { request: IncomingMessage; socket: WebSocket }>({
+  /** Audit lines of mutations, finished when their result is known. */
+  const audits = new WeakMap<object, AuditDone>();
+
+  /** Closes with 4401, 4403 or 1013 (graphql-ws clients know the first two) and the caller's message. */
+  const refuse = (socket: WebSocket, auth: Extract<Authentication, { ok: false }>) => {
+    socket.close(REFUSAL_CLOSE[auth.code], truncateUtf8(auth.message, 123));
+  };
+
+  const protocol = makeServer<Record<string, unknown> | undefined, Extra>({
     schema,
-    context: (ctx) => {
+    onConnect: async (ctx) => {
+      const { request, socket } = ctx.extra;
+      const auth = await options.authenticate(request, ctx.connectionParams);
+      if (!auth.ok) {
+        refuse(socket, auth);
+        // graphql-ws then closes with 4403 itself, which ws ignores: the socket is closing.
+        return false;
+      }
+      if (auth.expiresAt !== undefined) {
+        // A connection lives no longer than the token it was opened with.
+        const expiry = setTimeout(() => socket.close(CloseCode.Unauthorized, "The token has expired"), Math.max(0, auth.expiresAt - Date.now()));
+        expiry.unref();
+        socket.once("close", () => clearTimeout(expiry));
+      }
+      return true;
+    },
+    onSubscribe: async (ctx, _id, payload) => {
+      const { request, socket } = ctx.extra;
+      // Asked again per operation, so a token taken out of the tokens file stops working here too.
+      const auth = await options.authenticate(request, ctx.connectionParams);
+      if (!auth.ok) {
+        refuse(socket, auth);
+        return [new AppError(auth.code, auth.message)];
+      }
+      let document;
+      try {
+        document = parse(payload.query, options.parseOptions);
+      } catch (error) {
+        return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
+      }
+      const invalid = validate(schema, document);
+      if (invalid.length > 0) return invalid;
+      const operation = getOperationAST(document, payload.operationName);
+      if (!operation) return [new GraphQLError("Unable to identify the operation: name it with operationName")];
       // One context per operation: DataLoaders must not outlive a single subscription event stream.
       const context: RequestContext = {
-        ...options.contextFor(ctx.extra.request),
-        closeConnection: (code, reason) => ctx.extra.socket.close(code, reason),
+        ...options.contextFor(request, auth.principal),
+        closeConnection: (code, reason) => socket.close(code, reason),
       };
-      return context as unknown as Record<string, unknown>;
+      try {
+        const audit = options.policy.admit({ context, schema, document, operation, variables: payload.variables ?? undefined, transport: "websocket" });
+        if (audit) audits.set(context, audit);
+      } catch (error) {
+        if (error instanceof GraphQLError) return [error];
+        throw error;
+      }
+      return {
+        schema,
+        document,
+        operationName: payload.operationName ?? null,
+        variableValues: payload.variables ?? null,
+        contextValue: context,
+      };
+    },
+    onOperation: async (_ctx, _id, _payload, args, result) => {
+      // Only mutations have an audit line, and their result is never a stream.
+      const audit = audits.get(args.contextValue as object);
+      if (!audit) return;
+      const settled = await result;
+      if (!(Symbol.asyncIterator in settled)) audit(settled.errors);
     },
     onError: (_ctx, _id, _payload, errors) => errors.map(options.formatError),
     onNext: (_ctx, _id, _payload, _args, result) =>
@@ -89,7 +174,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
             }
           }),
       },
-      { request, socket },
+      { request, socket } satisfies Extra,
     );
     socket.on("error", (error) => logger.warn({ err: error }, "WebSocket error"));
     socket.once("close", (code, reason) => {
@@ -113,4 +198,11 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       return closing;
     },
   };
+}
+
+/** `text` cut to at most `bytes` bytes of UTF-8 (a close reason may have 123). */
+function truncateUtf8(text: string, bytes: number): string {
+  let out = text;
+  while (Buffer.byteLength(out) > bytes) out = out.slice(0, -1);
+  return out;
 }

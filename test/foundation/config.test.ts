@@ -11,6 +11,8 @@ describe("configuration", () => {
       database: { kind: "pglite", dataDir: "./data" },
       clusters: { kubeconfigs: [], contexts: [] },
       history: { retentionDays: 90, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
+      auth: { impersonate: false, mutationRateLimit: 30 },
+      limits: { maxQueryDepth: 12, maxQueryCost: 500_000 },
     });
   });
 

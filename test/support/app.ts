@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { createApp, type App, type AppOverrides } from "../../src/app/create-app.js";
-import type { Config } from "../../src/config/config.js";
+import { loadConfig, type AuthConfig, type Config } from "../../src/config/config.js";
 import { createLogger } from "../../src/log/logger.js";
 
 /** Log lines the app wrote, parsed, for tests that assert on logging. */
@@ -8,12 +8,19 @@ export interface CapturedLogs {
   lines: Record<string, unknown>[];
 }
 
+/** The settings' defaults, as a user without any configuration gets them. */
+const DEFAULTS = loadConfig([], {});
+
+/** What a test may set; `auth` is merged over the defaults (no authentication: the local admin). */
+export type TestConfig = Partial<Omit<Config, "auth">> & { auth?: Partial<AuthConfig> };
+
 /**
  * Starts the real app through the real composition root on 127.0.0.1:0 with an in-memory
- * PGlite unless told otherwise. Logs are captured rather than printed.
+ * PGlite unless told otherwise. Logs are captured rather than printed. Without `auth` the
+ * test is on loopback with no authentication, so every request is the local admin's.
  */
 export async function startTestApp(
-  config: Partial<Config> = {},
+  config: TestConfig = {},
   overrides: AppOverrides = {},
 ): Promise<{ app: App; url: string; logs: CapturedLogs }> {
   const logs: CapturedLogs = { lines: [] };
@@ -32,7 +39,9 @@ export async function startTestApp(
       clusters: { kubeconfigs: [], contexts: [], simulate: 3 },
       // The simulator's nodes are a year old: keep all their history unless a test is about retention.
       history: { retentionDays: 36_500, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
+      limits: DEFAULTS.limits,
       ...config,
+      auth: { ...DEFAULTS.auth, ...config.auth },
     },
     { logger: createLogger("debug", sink), ...overrides },
   );

@@ -1,0 +1,113 @@
+import { Kind, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
+import type { LimitsConfig } from "../config/config.js";
+import type { RequestContext } from "../graphql/context.js";
+import { AppError, ErrorCode } from "../graphql/errors.js";
+import { measureOperation } from "../graphql/operation-limits.js";
+import { outcomeOf, redactSecrets } from "./audit.js";
+import { requireRole } from "./principal.js";
+import { RateLimiter } from "./rate-limiter.js";
+
+/** Why an operation was refused, in `extensions.reason`. */
+export const RefusalReason = {
+  QUERY_TOO_DEEP: "QUERY_TOO_DEEP",
+  QUERY_TOO_COSTLY: "QUERY_TOO_COSTLY",
+  RATE_LIMITED: "RATE_LIMITED",
+} as const;
+
+/** An operation about to run, from either transport. */
+export interface OperationRequest {
+  context: RequestContext;
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  variables: Record<string, unknown> | undefined;
+  transport: "http" | "websocket";
+}
+
+/** Writes a mutation's audit line once its outcome is known (its errors, formatted or not). */
+export type AuditDone = (errors: readonly Pick<GraphQLFormattedError, "extensions">[] | undefined) => void;
+
+export interface OperationPolicy {
+  /**
+   * Lets the operation run or throws the AppError that refuses it. For a mutation it returns
+   * the function that writes its audit line; a refused mutation's line is already written.
+   */
+  admit(request: OperationRequest): AuditDone | undefined;
+}
+
+/**
+ * The checks every operation passes before it runs, over HTTP and WebSocket alike: its
+ * role (mutations need operator, everything else viewer), its depth and cost, and for
+ * mutations the caller's rate. Resolvers may still ask for more with requireRole.
+ */
+export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: number, now?: () => number): OperationPolicy {
+  const limiter = mutationRateLimit > 0 ? new RateLimiter(mutationRateLimit, now) : undefined;
+  return {
+    admit({ context, schema, document, operation, variables, transport }) {
+      const mutation = operation.operation === "mutation";
+      const fields = mutation ? rootFields(document, operation.selectionSet) : [];
+      const audit: AuditDone | undefined = mutation
+        ? (errors) =>
+            context.logger.info(
+              {
+                audit: "mutation",
+                subject: context.principal?.subject ?? null,
+                role: context.principal?.role ?? null,
+                via: context.principal?.via ?? null,
+                operationName: operation.name?.value ?? null,
+                fields,
+                variables: redactSecrets(variables ?? {}),
+                outcome: outcomeOf(errors),
+                transport,
+              },
+              "mutation",
+            )
+        : undefined;
+      try {
+        const principal = requireRole(context.principal, mutation ? "operator" : "viewer");
+        const { depth, cost } = measureOperation(schema, document, operation, variables);
+        if (depth > limits.maxQueryDepth) {
+          throw new AppError(ErrorCode.BAD_USER_INPUT, `The operation nests ${depth} levels deep; at most ${limits.maxQueryDepth} are allowed`, {
+            reason: RefusalReason.QUERY_TOO_DEEP,
+            depth,
+            maxDepth: limits.maxQueryDepth,
+          });
+        }
+        if (cost > limits.maxQueryCost) {
+          throw new AppError(
+            ErrorCode.BAD_USER_INPUT,
+            `The operation may resolve ${cost} objects; at most ${limits.maxQueryCost} are allowed (ask for smaller pages with first)`,
+            { reason: RefusalReason.QUERY_TOO_COSTLY, cost, maxCost: limits.maxQueryCost },
+          );
+        }
+        if (mutation && limiter) {
+          // Each mutation field is one mutation: aliases cannot multiply the allowance.
+          const taken = limiter.take(principal.subject, Math.max(1, fields.length));
+          if (!taken.ok) {
+            throw new AppError(
+              ErrorCode.FORBIDDEN,
+              `Too many mutations: at most ${mutationRateLimit} a minute; try again in ${taken.retryAfterSeconds} s`,
+              { reason: RefusalReason.RATE_LIMITED, retryAfterSeconds: taken.retryAfterSeconds },
+            );
+          }
+        }
+      } catch (error) {
+        if (audit && error instanceof AppError) audit([error]);
+        throw error;
+      }
+      return audit;
+    },
+  };
+}
+
+/** The root fields an operation selects, through fragments, in order. */
+function rootFields(document: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): string[] {
+  return set.selections.flatMap((selection) => {
+    if (selection.kind === Kind.FIELD) return [selection.name.value];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return rootFields(document, selection.selectionSet, seen);
+    const name = selection.name.value;
+    const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === name);
+    if (!fragment || fragment.kind !== Kind.FRAGMENT_DEFINITION || seen.has(name)) return [];
+    return rootFields(document, fragment.selectionSet, new Set(seen).add(name));
+  });
+}
