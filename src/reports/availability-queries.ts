@@ -102,7 +102,7 @@ export class AvailabilityQueries {
           FROM node_state WHERE ${inCluster("cluster")} AND (deleted_at IS NULL OR deleted_at > ${from})`,
         // A node's Ready transitions come back as one string, "id ms from to" items joined by
         // commas: a few thousand rows to parse instead of hundreds of thousands (a 30-day report
-        // of 5,000 nodes is 3x faster so; see bench/availability-report.ts).
+        // of 5,000 nodes is 5x faster so; see bench/availability-report.ts).
         p.$queryRaw<TransitionsRow[]>`
           WITH n AS (${nodes}),
           rows AS (
