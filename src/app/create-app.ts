@@ -28,6 +28,8 @@ import { HistoryStore } from "../history/history-store.js";
 import { InventoryService } from "../inventory/inventory-service.js";
 import { PostgresPubSub } from "../pubsub/postgres-pubsub.js";
 import { InProcessPubSub, type PubSub } from "../pubsub/pubsub.js";
+import { AvailabilityQueries } from "../reports/availability-queries.js";
+import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
@@ -179,6 +181,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         serviceResolvers(database, startedAt, () => recorder!.status),
         inventoryResolvers(inventory),
         historyQueryResolvers(historyQueries),
+        availabilityResolvers(new AvailabilityQueries(database, logger)),
         subscriptionResolvers(hub, overrides.subscriberQueue),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),

@@ -3,6 +3,7 @@ import { DatabaseUnavailableError } from "../db/database.js";
 import { MigrationError } from "../db/migrator.js";
 import { VERSION } from "../package-info.js";
 import { MIGRATE_HELP, migrateCommand } from "./migrate-command.js";
+import { REPORT_HELP, ReportError, reportCommand } from "./report-command.js";
 import { SERVE_HELP, serveCommand } from "./serve-command.js";
 import { runSimCommand } from "../sim/sim-command.js";
 
@@ -16,6 +17,7 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   serve: { summary: "run the GraphQL service (default)", help: SERVE_HELP, run: serveCommand },
   migrate: { summary: "apply database migrations and exit", help: MIGRATE_HELP, run: migrateCommand },
+  report: { summary: "print a capacity or availability report (table, csv or json)", help: REPORT_HELP, run: (argv) => reportCommand(argv) },
   // The simulator parses its own flags and prints its own help.
   sim: { summary: "serve a simulated Kubernetes cluster (for demos and tests)", help: "", run: runSimCommand },
 };
@@ -36,6 +38,7 @@ const EXPECTED: Record<string, number> = {
   [ConfigError.name]: 2,
   [DatabaseUnavailableError.name]: 1,
   [MigrationError.name]: 1,
+  [ReportError.name]: 1,
 };
 
 async function main(argv: string[]): Promise<number> {
