@@ -200,6 +200,23 @@ describe("kubectl against the standalone simulator", () => {
     await kubectl("uncordon", node);
   });
 
+  test("create deployment makes a ReplicaSet whose pods are scheduled and run", async () => {
+    const r = await kubectl("create", "deployment", "hello", "--image=registry.example/hello:1", "--replicas=3", "-n", "default");
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), "deployment.apps/hello created");
+    let pods: any[] = [];
+    for (let i = 0; i < 100 && pods.filter((p) => p.status?.phase === "Running").length < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      pods = ((await api("/api/v1/namespaces/default/pods?labelSelector=app=hello")).items as any[]);
+    }
+    assert.equal(pods.filter((p) => p.status?.phase === "Running" && p.spec.nodeName).length, 3);
+    const rs = (await api("/apis/apps/v1/namespaces/default/replicasets")).items.find((x: any) => x.metadata.ownerReferences?.[0]?.name === "hello");
+    assert.ok(pods.every((p) => p.metadata.ownerReferences[0].uid === rs.metadata.uid));
+    const ready = await kubectl("get", "deployment", "hello", "-n", "default", "-o", "jsonpath={.status.readyReplicas}");
+    assert.equal(ready.stdout, "3");
+    await kubectl("delete", "deployment", "hello", "-n", "default");
+  });
+
   test("top node shows usage against allocatable for every Ready node", async () => {
     const r = await kubectl("top", "node");
     assert.equal(r.code, 0, r.stderr);
