@@ -61,8 +61,11 @@ try {
   const kubectlRemovable = removable(a.name);
   let e0 = evictions();
   let t0 = performance.now();
-  await run("kubectl", [...kubectlArgs, "drain", a.name, "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=600s"], { maxBuffer: 64 * 1024 * 1024 });
+  // -v=1 makes kubectl say when client-go's own rate limiter held a request back.
+  const drained = await run("kubectl", [...kubectlArgs, "-v=1", "drain", a.name, "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=600s"], { maxBuffer: 64 * 1024 * 1024 });
   const kubectl = { ms: performance.now() - t0, evictions: evictions() - e0, left: removable(a.name), removed: kubectlRemovable };
+  const throttled = drained.stderr.split("\n").filter((line) => line.includes("client-side throttling"));
+  console.log(`kubectl: ${throttled.length} requests held back by client-side throttling${throttled[0] ? ` (e.g. ${throttled[0].replace(/^.*\] /, "")})` : ""}`);
 
   const ourRemovable = removable(b.name);
   e0 = evictions();
