@@ -267,36 +267,42 @@ export class MaintenanceService {
     runner.saveTimer = undefined;
     runner.chain = runner.chain.then(async () => {
       const operation = runner.operation;
-      try {
-        const ours = await this.o.store.save(operation, this.identity);
-        if (!ours) {
-          if (isActive(operation.status)) runner.abort.abort();
-          return;
-        }
-        await this.publish(operation, []);
-      } catch (error) {
-        // The database is away: the runner goes on, the next save (or heartbeat) writes it all.
-        this.o.logger.warn({ err: (error as Error).message, operation: id }, "could not save drain progress; will retry");
+      // A progress write that fails is superseded by the next one (or the heartbeat); the
+      // final state must land, so it is retried until it does or this replica stops (then
+      // the next replica takes the drain over and finds its pods gone).
+      const final = !isActive(operation.status);
+      const ours = await this.persist(final ? "the final state of a drain" : undefined, () => this.o.store.save(operation, this.identity));
+      if (ours === undefined) return;
+      if (!ours) {
+        if (!final) runner.abort.abort();
+        return;
       }
+      await this.publish(operation, []);
     });
   }
 
+  /** Events are history: retried until written, or until this replica stops. */
   private record(runner: Runner, events: DrainEventRecord[]): void {
     runner.chain = runner.chain.then(async () => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const ids = await this.o.store.recordEvents(events);
-          if (ids.length) await this.publish(runner.operation, ids);
-          return;
-        } catch (error) {
-          if (attempt >= 5 || this.stopped) {
-            this.o.logger.error({ err: (error as Error).message, events: events.map((e) => e.dedupeKey) }, "could not record drain events");
-            return;
-          }
-          await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
-        }
-      }
+      const ids = await this.persist("drain events", () => this.o.store.recordEvents(events));
+      if (ids?.length) await this.publish(runner.operation, ids);
     });
+  }
+
+  /**
+   * Runs a database write; on failure retries it with backoff (up to 5 s apart) while this
+   * replica runs when `mustLand` names it, else gives up at once. Undefined when it did not land.
+   */
+  private async persist<T>(mustLand: string | undefined, write: () => Promise<T>): Promise<T | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (attempt === 0) this.o.logger.warn({ err: (error as Error).message }, `could not write ${mustLand ?? "drain progress"}${mustLand ? "; retrying" : "; the next write carries it"}`);
+        if (!mustLand || this.stopped) return undefined;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** attempt)).unref());
+      }
+    }
   }
 
   private async publish(operation: DrainOperation, maintenance: string[]): Promise<void> {

@@ -1,29 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import pg from "pg";
 import { graphql, startTestApp } from "../support/app.js";
-import { BACKENDS, POSTGRES_ADMIN_URL } from "../support/databases.js";
+import pg from "pg";
+import { BACKENDS, setDatabaseDown as setDown } from "../support/databases.js";
 import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
 
 // An outage of the database alone: its server keeps running for the rest of the suite, but this
 // database refuses connections and loses the ones it had. (PGlite, embedded in the process,
 // cannot be down while the process is up.)
 const postgres = BACKENDS.find((b) => b.name === "postgres")!;
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-async function setDown(database: string, down: boolean): Promise<void> {
-  await admin(`ALTER DATABASE ${database} ALLOW_CONNECTIONS ${down ? "false" : "true"}`);
-  if (down) await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}'`);
-}
 
 const historyStatus = async (url: string) =>
   (await graphql(url, "{ service { history { pendingWrites droppedWrites databaseWritable } } }")).body.data?.service.history;

@@ -4,7 +4,7 @@ import { describe, test } from "node:test";
 import pg from "pg";
 import { drainOptions } from "../../src/maintenance/drain-plan.js";
 import { graphql, startTestApp } from "../support/app.js";
-import { BACKENDS } from "../support/databases.js";
+import { BACKENDS, setDatabaseDown } from "../support/databases.js";
 import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
 import { OP } from "./operation-fields.js";
 
@@ -100,6 +100,48 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
       assert.deepEqual(events, [{ kind: "DRAIN_FAILED", actor: "bob" }]);
     } finally {
       await sql.end();
+      await app.stop();
+      await sim.stop();
+      await db.drop();
+    }
+  });
+
+  test("the database going away mid-drain loses no event: the final state and its event land once it is back", async () => {
+    const db = await postgres.create();
+    const name = new URL((db.config as { url: string }).url).pathname.slice(1);
+    const sim = await startSimWithKubeconfig({ nodes: 6, seed: 7, clockSpeed: 30 });
+    const { app, url } = await startTestApp(
+      { database: db.config, clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] } },
+      { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 }, maintenanceTuning: { ...TUNING, staleAfterMs: 60_000 } },
+    );
+    try {
+      const node = (sim.sim.cluster.list("pods", "payments") as any[]).find((p) => p.metadata.labels?.app === "ledger").spec.nodeName;
+      const r = await graphql(url, `mutation($n: String!) { drainNode(name: $n, options: { ignoreDaemonSets: true, force: true, deleteEmptyDirData: true, podSelector: "app=ledger", timeoutSeconds: 3 }) { id } }`, { n: node });
+      const id = r.body.data.drainNode.id;
+      await eventually(async () => (await graphql(url, GET, { id })).body.data.drainOperation.pods.some((p: any) => p.status === "BLOCKED"), "the drain to be blocked");
+      // Down across the drain's deadline: it ends while nothing can be written.
+      await setDatabaseDown(name, true);
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      await setDatabaseDown(name, false);
+      const sql = new pg.Client({ connectionString: (db.config as { url: string }).url });
+      await sql.connect();
+      try {
+        const row = await eventually(async () => {
+          const found = (await sql.query("SELECT status, message, owner FROM drain_operation WHERE id = $1", [id])).rows[0];
+          return found?.status === "FAILED" ? found : undefined;
+        }, "the final state to be written", 15_000);
+        assert.match(row.message, /global timeout reached: 3s/);
+        assert.equal(row.owner, null);
+        const kinds = await eventually(async () => {
+          const list = (await sql.query("SELECT kind FROM maintenance_event WHERE operation_id = $1 ORDER BY id", [id])).rows.map((e) => e.kind as string);
+          return list.includes("DRAIN_FAILED") ? list : undefined;
+        }, "the DRAIN_FAILED event", 15_000);
+        assert.deepEqual(kinds, ["DRAIN_STARTED", "EVICTION_BLOCKED", "DRAIN_FAILED"]);
+      } finally {
+        await sql.end();
+      }
+    } finally {
+      await setDatabaseDown(name, false).catch(() => {});
       await app.stop();
       await sim.stop();
       await db.drop();

@@ -58,3 +58,12 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
     await client.end();
   }
 }
+
+/**
+ * An outage of one database while its server keeps running for the rest of the suite: it
+ * refuses connections and loses the ones it had, until set up again.
+ */
+export async function setDatabaseDown(database: string, down: boolean): Promise<void> {
+  await admin((client) => client.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS ${down ? "false" : "true"}`));
+  if (down) await admin((client) => client.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [database]));
+}
