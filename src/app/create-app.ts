@@ -172,6 +172,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         pubsub,
         logger: logger.child({ component: "maintenance" }),
         impersonate: config.auth.impersonate,
+        defaultTimeoutSeconds: config.maintenance.drainTimeoutSeconds,
         ...(runnerIdentity ? { identity: runnerIdentity } : {}),
         tuning: maintenanceTuning,
       });

@@ -73,6 +73,13 @@ export interface Config {
   history: HistoryConfig;
   auth: AuthConfig;
   limits: LimitsConfig;
+  maintenance: MaintenanceConfig;
+}
+
+/** How drains run when their caller does not say. */
+export interface MaintenanceConfig {
+  /** A drain's deadline when its options give none (kubectl's is forever; a service's must not be). */
+  drainTimeoutSeconds: number;
 }
 
 /** A setting that cannot be used; the CLI prints `message` alone and exits 2. */
@@ -126,6 +133,7 @@ export const SETTINGS = {
   impersonate: { flag: "impersonate", env: "IMPERSONATE_CALLERS", default: "false", help: "act on Kubernetes as the caller (Impersonate-User headers)" },
   mutationRateLimit: { flag: "mutation-rate-limit", env: "MUTATION_RATE_LIMIT", default: "30", help: "mutations per minute per caller; 0: no limit" },
   maxQueryDepth: { flag: "max-query-depth", env: "MAX_QUERY_DEPTH", default: "12", help: "deepest nesting of fields an operation may have" },
+  drainTimeout: { flag: "drain-timeout", env: "DRAIN_TIMEOUT_SECONDS", default: "600", help: "seconds a drain may take when its options do not say (at most 86400)" },
   maxQueryCost: { flag: "max-query-cost", env: "MAX_QUERY_COST", default: "500000", help: "most objects an operation may ask for, lists counted at their `first`" },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
 
@@ -209,6 +217,7 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
       maxQueryDepth: wholeNumber("maxQueryDepth", flags, env, 1, 1_000),
       maxQueryCost: wholeNumber("maxQueryCost", flags, env, 1, 1_000_000_000),
     },
+    maintenance: { drainTimeoutSeconds: wholeNumber("drainTimeout", flags, env, 1, 86_400) },
   };
 }
 

@@ -37,10 +37,13 @@ export interface DrainOptions {
 export const DEFAULT_DRAIN_TIMEOUT_SECONDS = 600;
 export const MAX_DRAIN_TIMEOUT_SECONDS = 86_400;
 
-/** The options with kubectl's defaults (except the bounded timeout); bad values are BAD_USER_INPUT. */
-export function drainOptions(input: DrainOptionsInput | null | undefined): DrainOptions {
+/**
+ * The options with kubectl's defaults, except the timeout: bounded, `defaultTimeoutSeconds`
+ * (the service's setting) when not given. Bad values are BAD_USER_INPUT.
+ */
+export function drainOptions(input: DrainOptionsInput | null | undefined, defaultTimeoutSeconds = DEFAULT_DRAIN_TIMEOUT_SECONDS): DrainOptions {
   const given = input ?? {};
-  const timeoutSeconds = given.timeoutSeconds ?? DEFAULT_DRAIN_TIMEOUT_SECONDS;
+  const timeoutSeconds = given.timeoutSeconds ?? defaultTimeoutSeconds;
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > MAX_DRAIN_TIMEOUT_SECONDS) {
     throw new AppError(ErrorCode.BAD_USER_INPUT, `options.timeoutSeconds must be between 1 and ${MAX_DRAIN_TIMEOUT_SECONDS}, got ${timeoutSeconds}`);
   }

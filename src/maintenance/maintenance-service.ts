@@ -34,6 +34,8 @@ export interface MaintenanceServiceOptions {
   impersonate: boolean;
   /** This replica's name as the runner of drains. */
   identity?: string;
+  /** A drain's timeout when its options give none. */
+  defaultTimeoutSeconds?: number;
   tuning?: MaintenanceTuning;
 }
 
@@ -120,7 +122,7 @@ export class MaintenanceService {
     input: DrainOptionsInput | null | undefined,
     reason: string | null | undefined,
   ): Promise<DrainOperation> {
-    const options = drainOptions(input);
+    const options = drainOptions(input, this.o.defaultTimeoutSeconds);
     const node = this.o.inventory.node(clusterName, name);
     const writer = this.writer(node.cluster, principal);
     const base = {

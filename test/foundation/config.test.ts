@@ -13,7 +13,15 @@ describe("configuration", () => {
       history: { retentionDays: 90, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
       auth: { impersonate: false, mutationRateLimit: 30 },
       limits: { maxQueryDepth: 12, maxQueryCost: 500_000 },
+      maintenance: { drainTimeoutSeconds: 600 },
     });
+  });
+
+  test("the default drain timeout comes from --drain-timeout or DRAIN_TIMEOUT_SECONDS, 1 to 86400", () => {
+    assert.equal(loadConfig(["--drain-timeout", "1800"], {}).maintenance.drainTimeoutSeconds, 1800);
+    assert.equal(loadConfig([], { DRAIN_TIMEOUT_SECONDS: "90" }).maintenance.drainTimeoutSeconds, 90);
+    assert.throws(() => loadConfig([], { DRAIN_TIMEOUT_SECONDS: "0" }), ConfigError);
+    assert.throws(() => loadConfig(["--drain-timeout", "forever"], {}), ConfigError);
   });
 
   test("flags win over environment variables", () => {

@@ -129,6 +129,11 @@ describe("drainOptions", () => {
     assert.equal(drainOptions({ gracePeriodSeconds: -5 }).gracePeriodSeconds, -1);
   });
 
+  test("the service's default timeout applies when the caller gives none", () => {
+    assert.equal(drainOptions({}, 120).timeoutSeconds, 120);
+    assert.equal(drainOptions({ timeoutSeconds: 30 }, 120).timeoutSeconds, 30);
+  });
+
   for (const [input, message] of [
     [{ timeoutSeconds: 0 }, /timeoutSeconds must be between 1 and 86400, got 0/],
     [{ timeoutSeconds: 100_000 }, /timeoutSeconds/],

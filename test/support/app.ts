@@ -40,6 +40,7 @@ export async function startTestApp(
       // The simulator's nodes are a year old: keep all their history unless a test is about retention.
       history: { retentionDays: 36_500, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
       limits: DEFAULTS.limits,
+      maintenance: DEFAULTS.maintenance,
       ...config,
       auth: { ...DEFAULTS.auth, ...config.auth },
     },
