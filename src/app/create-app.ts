@@ -26,6 +26,10 @@ import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
+import { capacityResolvers } from "../reports/capacity-resolvers.js";
+import { CapacityReports } from "../reports/capacity-service.js";
+import { TrendsStore } from "../reports/trends-store.js";
+import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { serviceResolvers } from "./service-resolvers.js";
 
@@ -82,6 +86,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let pubsub: PubSub | undefined;
   let hub: SubscriptionHub | undefined;
   let retention: HistoryRetention | undefined;
+  let sampler: UsageSampler | undefined;
   let stopping: Promise<void> | undefined;
 
   const contextFor = (req: IncomingMessage): RequestContext => {
@@ -144,11 +149,17 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       recorder.start();
       retention = new HistoryRetention(database, config.history.retentionDays, logger);
       retention.start();
+      // Trends follow the history lease: the replica recording a cluster samples it.
+      const trends = new TrendsStore(database, logger.child({ component: "trends" }));
+      const leader = recorder;
+      sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
+      sampler.start();
 
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status),
         inventoryResolvers(inventory),
         historyQueryResolvers(historyQueries),
+        capacityResolvers(new CapacityReports(clusters, inventory, trends)),
         subscriptionResolvers(hub, overrides.subscriberQueue),
       ]);
       apollo = new ApolloServer<RequestContext>({
@@ -220,6 +231,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["websocket", () => webSocket?.close()],
       ["http", () => (httpServer?.listening ? closeHttp(httpServer) : undefined)],
       ["graphql", () => apollo?.stop()],
+      ["trends", () => sampler?.stop()],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop()])],
       ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],

@@ -28,6 +28,14 @@ export interface HistoryConfig {
   leaseDurationSeconds: number;
 }
 
+/** Capacity trends: how often node usage and requests are sampled, and how long raw samples stay. */
+export interface TrendsConfig {
+  /** Seconds between samplings; 0 turns sampling off. */
+  intervalSeconds: number;
+  /** Hours raw samples are kept before they are rolled up into hourly rows (kept as long as history). */
+  rawRetentionHours: number;
+}
+
 /** Everything `serve` needs, already validated. */
 export interface Config {
   host: string;
@@ -36,6 +44,7 @@ export interface Config {
   logLevel: LogLevel;
   clusters: ClustersConfig;
   history: HistoryConfig;
+  trends: TrendsConfig;
 }
 
 /** A setting that cannot be used; the CLI prints `message` alone and exits 2. */
@@ -69,6 +78,8 @@ export const SETTINGS = {
   retentionDays: { flag: "history-retention-days", env: "HISTORY_RETENTION_DAYS", default: "90", help: "days of history kept; older rows are pruned hourly" },
   leaseNamespace: { flag: "lease-namespace", env: "LEASE_NAMESPACE", default: "kube-system", help: "namespace of the Lease that elects the replica recording each cluster" },
   leaseDuration: { flag: "lease-duration", env: "LEASE_DURATION_SECONDS", default: "15", help: "seconds a recorder's Lease lasts without renewal" },
+  trendsInterval: { flag: "trends-interval", env: "TRENDS_INTERVAL_SECONDS", default: "60", help: "seconds between samples of node usage and requests for capacity trends; 0 turns sampling off" },
+  trendsRawRetention: { flag: "trends-raw-retention-hours", env: "TRENDS_RAW_RETENTION_HOURS", default: "48", help: "hours raw trend samples are kept before hourly rollups replace them" },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
 
 /** Settings a flag may give several times. */
@@ -134,14 +145,22 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     throw new ConfigError(`${describeSource("logLevel", flags)}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
   }
 
-  return { host, port, logLevel, database: databaseConfig(flags, env), clusters: clustersConfig(flags, env), history: historyConfig(flags, env) };
+  return {
+    host,
+    port,
+    logLevel,
+    database: databaseConfig(flags, env),
+    clusters: clustersConfig(flags, env),
+    history: historyConfig(flags, env),
+    trends: { intervalSeconds: wholeNumber("trendsInterval", flags, env, 0, 86_400), rawRetentionHours: wholeNumber("trendsRawRetention", flags, env, 1, 8_760) },
+  };
 }
 
-function positiveInteger(name: "retentionDays" | "leaseDuration", flags: Record<string, unknown>, env: NodeJS.ProcessEnv, max: number): number {
+function wholeNumber(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv, min: number, max: number): number {
   const text = pick(name, flags, env)!;
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value < 1 || value > max) {
-    throw new ConfigError(`${describeSource(name, flags)}: "${text}" is not a whole number from 1 to ${max}`);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new ConfigError(`${describeSource(name, flags)}: "${text}" is not a whole number from ${min} to ${max}`);
   }
   return value;
 }
@@ -152,9 +171,9 @@ function historyConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): 
     throw new ConfigError(`${describeSource("leaseNamespace", flags)}: "${leaseNamespace}" is not a namespace name`);
   }
   return {
-    retentionDays: positiveInteger("retentionDays", flags, env, 36_500),
+    retentionDays: wholeNumber("retentionDays", flags, env, 1, 36_500),
     leaseNamespace,
-    leaseDurationSeconds: positiveInteger("leaseDuration", flags, env, 3_600),
+    leaseDurationSeconds: wholeNumber("leaseDuration", flags, env, 1, 3_600),
   };
 }
 

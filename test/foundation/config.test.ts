@@ -11,6 +11,7 @@ describe("configuration", () => {
       database: { kind: "pglite", dataDir: "./data" },
       clusters: { kubeconfigs: [], contexts: [] },
       history: { retentionDays: 90, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
+      trends: { intervalSeconds: 60, rawRetentionHours: 48 },
     });
   });
 

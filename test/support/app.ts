@@ -32,6 +32,7 @@ export async function startTestApp(
       clusters: { kubeconfigs: [], contexts: [], simulate: 3 },
       // The simulator's nodes are a year old: keep all their history unless a test is about retention.
       history: { retentionDays: 36_500, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
+      trends: { intervalSeconds: 60, rawRetentionHours: 48 },
       ...config,
     },
     { logger: createLogger("debug", sink), ...overrides },

@@ -1,0 +1,124 @@
+import type { ClusterRegistry } from "../cluster/cluster-registry.js";
+import type { InventoryService } from "../inventory/inventory-service.js";
+import type { Logger } from "../log/logger.js";
+import type { NodeSample, TrendsStore } from "./trends-store.js";
+
+const HOUR_MS = 3_600_000;
+
+export interface UsageSamplerOptions {
+  clusters: ClusterRegistry;
+  inventory: InventoryService;
+  store: TrendsStore;
+  logger: Logger;
+  /** Whether this replica samples `cluster`: the one recording its history (holding its lease). */
+  leads(cluster: string): boolean;
+  /** Seconds between samplings; 0: no sampling (housekeeping still runs hourly). */
+  intervalSeconds: number;
+  /** Raw rows older than this are rolled up into hourly rows. */
+  rawRetentionHours: number;
+  /** Rows (rollups included) older than this are deleted. */
+  retentionDays: number;
+}
+
+/**
+ * Writes capacity trends: at every multiple of the interval since the epoch (so every node and
+ * every cluster shares the sample time, and group sums line up), one row per node with its
+ * usage and requests as the cache has them, for each cluster this replica leads and has
+ * synced. Hourly it rolls raw rows past the raw retention up and prunes rows past the history
+ * retention. A sampling the database refuses is logged and skipped, not retried: trends are
+ * statistics, and the next sampling comes within the interval.
+ */
+export class UsageSampler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+  private nextHousekeeping = 0;
+  private failing = false;
+
+  constructor(private readonly o: UsageSamplerOptions) {}
+
+  /** The timer's period: the interval, or an hour (for housekeeping alone) when sampling is off. */
+  private get periodMs(): number {
+    return this.o.intervalSeconds > 0 ? this.o.intervalSeconds * 1000 : HOUR_MS;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  /** Stops the timer and waits for a sampling in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /**
+   * Takes one sampling stamped with `at` rounded down to the interval, for every cluster this
+   * replica leads and has synced. Returns the rows written. Tests call it with the time they want.
+   */
+  async sampleAt(at: Date): Promise<number> {
+    if (this.o.intervalSeconds <= 0) return 0;
+    const aligned = new Date(Math.floor(at.getTime() / this.periodMs) * this.periodMs);
+    let written = 0;
+    for (const cache of this.o.clusters.all()) {
+      if (!this.o.leads(cache.name) || !cache.status().synced) continue;
+      const samples: NodeSample[] = [];
+      for (const node of cache.allNodes()) {
+        const totals = this.o.inventory.podTotals(node);
+        const usage = cache.usage(node.name);
+        samples.push({
+          node: node.name,
+          cpuUsage: usage ? usage.cpuMillicores : null,
+          memoryUsage: usage ? usage.memoryBytes : null,
+          cpuRequests: totals.requests.cpu ?? 0,
+          memoryRequests: totals.requests.memory ?? 0,
+        });
+      }
+      written += await this.o.store.writeSampling(cache.name, aligned, this.o.intervalSeconds, samples);
+    }
+    return written;
+  }
+
+  /**
+   * Rolls up the raw rows of the clusters this replica leads that are older than the raw
+   * retention (whole hours only), and deletes rows older than the retention.
+   */
+  async housekeep(now: Date): Promise<{ rolledUp: number; pruned: number }> {
+    const rawCutoff = Math.floor((now.getTime() - this.o.rawRetentionHours * HOUR_MS) / HOUR_MS) * HOUR_MS;
+    let rolledUp = 0;
+    for (const cache of this.o.clusters.all()) {
+      if (this.o.leads(cache.name)) rolledUp += await this.o.store.rollUp(cache.name, new Date(rawCutoff));
+    }
+    const pruned = await this.o.store.prune(new Date(now.getTime() - this.o.retentionDays * 24 * HOUR_MS));
+    return { rolledUp, pruned };
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    const next = (Math.floor(now / this.periodMs) + 1) * this.periodMs;
+    this.timer = setTimeout(() => {
+      this.running = this.tick(new Date(next)).finally(() => this.schedule());
+    }, next - now);
+    this.timer.unref();
+  }
+
+  private async tick(at: Date): Promise<void> {
+    try {
+      const rows = await this.sampleAt(at);
+      this.o.logger.debug({ rows, at }, "trends sampled");
+      if (Date.now() >= this.nextHousekeeping) {
+        this.nextHousekeeping = Date.now() + HOUR_MS;
+        const done = await this.housekeep(new Date());
+        if (done.rolledUp || done.pruned) this.o.logger.info(done, "trends rolled up and pruned");
+      }
+      if (this.failing) this.o.logger.info("trends sampling writes again");
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing) this.o.logger.warn({ err: (error as Error).message }, "trends sampling failed; the next interval tries again");
+      this.failing = true;
+    }
+  }
+}
