@@ -159,7 +159,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         serviceResolvers(database, startedAt, () => recorder!.status),
         inventoryResolvers(inventory),
         historyQueryResolvers(historyQueries),
-        capacityResolvers(new CapacityReports(clusters, inventory, trends)),
+        capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
         subscriptionResolvers(hub, overrides.subscriberQueue),
       ]);
       apollo = new ApolloServer<RequestContext>({

@@ -4,9 +4,14 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import { compileNodeFilter, type NodeFilterInput } from "../inventory/node-filter.js";
 import { CapacityTally, nodeAmounts, type CapacityGroupView, type NodeAmounts } from "./capacity-report.js";
-import { dimensionName, groupKey, validateGroupings, type ReportGrouping } from "./grouping.js";
+import { dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
 import { compilePodShape, type PodShapeInput } from "./pod-fit.js";
-import { emptyTrend, type DepartedNode, type GroupTrend, type NodeGroups, type TrendsStore } from "./trends-store.js";
+import { CELL_COLUMNS, emptyTrend, type DepartedNode, type GroupTrend, type TrendResolution, type TrendsStore } from "./trends-store.js";
+
+const HOUR_MS = 3_600_000;
+
+/** Periods up to this long that lie within the raw retention are read sampling by sampling; longer ones hour by hour. */
+export const RAW_PERIOD_MS = 6 * HOUR_MS;
 
 /** Query.capacityReport's arguments. */
 export interface CapacityReportQuery {
@@ -64,6 +69,7 @@ export class CapacityReports {
     private readonly clusters: ClusterRegistry,
     private readonly inventory: InventoryService,
     private readonly trends: TrendsStore,
+    private readonly options: { rawRetentionHours: number },
   ) {}
 
   /**
@@ -74,20 +80,16 @@ export class CapacityReports {
     const groupings = validateGroupings(query.groupBy);
     const matches = compileNodeFilter(query.filter);
     const shape = query.podShape ? compilePodShape(query.podShape) : undefined;
-    const period = trendsPeriod(query.trendsSince, query.trendsUntil, now);
+    const asked = trendsPeriod(query.trendsSince, query.trendsUntil, now);
+    const period = asked && trendsResolution(asked, now, this.options.rawRetentionHours);
     const caches = query.cluster != null ? [this.cluster(query.cluster)] : this.clusters.all();
 
     const tally = new CapacityTally(groupings, shape);
     const incompleteClusters: string[] = [];
     const covered: string[] = [];
-    // Only with a period: which group each node's samples count in.
-    const nodeGroups: NodeGroups | undefined = period ? { clusters: [], nodes: [], groups: [] } : undefined;
-    const groupNumbers = new Map<string, number>();
-    const groupNumber = (id: string) => {
-      let n = groupNumbers.get(id);
-      if (n === undefined) groupNumbers.set(id, (n = groupNumbers.size));
-      return n;
-    };
+    // Trends by cell need nothing per node; trends by node need each node's group.
+    const byCells = period !== null && isCellReport(query.filter, groupings);
+    const nodeRows = period && !byCells ? { clusters: [] as string[], nodes: [] as string[], ids: [] as string[] } : undefined;
 
     for (const cache of caches) {
       if (!cache.status().synced) {
@@ -98,42 +100,43 @@ export class CapacityReports {
       for (const node of cache.allNodes()) {
         if (!matches(node)) continue;
         const id = tally.add(node, this.amountsOf(node), this.inventory.podTotals(node), cache.usage(node.name));
-        if (nodeGroups) {
-          nodeGroups.clusters.push(node.cluster);
-          nodeGroups.nodes.push(node.name);
-          nodeGroups.groups.push(groupNumber(id));
+        if (nodeRows) {
+          nodeRows.clusters.push(node.cluster);
+          nodeRows.nodes.push(node.name);
+          nodeRows.ids.push(id);
         }
       }
     }
 
-    let trendsByGroup: Map<number | null, GroupTrend> | undefined;
-    if (period && nodeGroups) {
-      for (const departed of await this.trends.departedNodes(covered, period.since)) {
-        if (this.clusters.get(departed.cluster)?.node(departed.name)) continue;
-        const node = departedAsNode(departed);
-        if (!matches(node)) continue;
-        const { key, id } = groupings.length ? groupKey(groupings, node.cluster, node.labels) : { key: [], id: "" };
-        tally.ensureGroup(id, key);
-        nodeGroups.clusters.push(node.cluster);
-        nodeGroups.nodes.push(node.name);
-        nodeGroups.groups.push(groupNumber(id));
+    let trends: Map<string | null, GroupTrend> | undefined;
+    if (period) {
+      if (nodeRows) {
+        for (const departed of await this.trends.departedNodes(covered, period.since)) {
+          if (this.clusters.get(departed.cluster)?.node(departed.name)) continue;
+          const node = departedAsNode(departed);
+          if (!matches(node)) continue;
+          nodeRows.clusters.push(node.cluster);
+          nodeRows.nodes.push(node.name);
+          nodeRows.ids.push(groupings.length ? groupKey(groupings, node.cluster, node.labels).id : "");
+        }
       }
-      trendsByGroup = await this.trends.groupTrends(nodeGroups, period.since, period.until);
+      const source = nodeRows ? { kind: "nodes" as const, ...nodeRows } : { kind: "cells" as const, clusters: covered, dimensions: groupings.map((g) => g.by) };
+      trends = await this.trends.groupTrends(source, period.since, period.until, period.resolution);
+      // A group may have samples and no live node (its nodes are gone): it is shown all the same.
+      if (groupings.length) for (const id of trends.keys()) if (id !== null) tally.ensureGroup(id, keyOf(groupings, id));
     }
 
-    const trendsOf = (group: number | null | undefined): CapacityTrendsView | null => {
-      if (!period || !trendsByGroup) return null;
-      const trend = (group === undefined ? undefined : trendsByGroup.get(group)) ?? emptyTrend();
+    const trendsOf = (id: string | null): CapacityTrendsView | null => {
+      if (!period || !trends) return null;
+      const trend = trends.get(id) ?? emptyTrend();
       return { from: period.since, to: period.until, samples: trend.samples, cpu: resourceTrend(trend, "cpu"), memory: resourceTrend(trend, "memory") };
     };
     const { groups, total } = tally.result();
     return {
       generatedAt: now,
       groupBy: groupings.map(dimensionName),
-      groups: groups
-        .map(({ id, ...group }) => ({ ...group, trends: trendsOf(groupNumbers.get(id)) }))
-        // A group known only from departed nodes is worth showing only if it has samples.
-        .filter((group) => groupings.length === 0 || group.nodeCount > 0 || (group.trends?.samples ?? 0) > 0),
+      // Without groupings the one group is the total.
+      groups: groups.map(({ id, ...group }) => ({ ...group, trends: trendsOf(groupings.length ? id : null) })),
       total: { ...total, trends: trendsOf(null) },
       podShape: shape ? { cpuMillicores: shape.cpuMillicores, memoryBytes: shape.memoryBytes } : null,
       incompleteClusters,
@@ -153,6 +156,16 @@ export class CapacityReports {
   }
 }
 
+/**
+ * How a period is read: sampling by sampling when it is at most {@link RAW_PERIOD_MS} long and
+ * within the raw retention; otherwise hour by hour, from the start of the hour `since` falls in.
+ */
+export function trendsResolution(period: { since: Date; until: Date }, now: Date, rawRetentionHours: number): { since: Date; until: Date; resolution: TrendResolution } {
+  const rawFrom = now.getTime() - rawRetentionHours * HOUR_MS;
+  if (period.until.getTime() - period.since.getTime() <= RAW_PERIOD_MS && period.since.getTime() >= rawFrom) return { ...period, resolution: "raw" };
+  return { since: new Date(Math.floor(period.since.getTime() / HOUR_MS) * HOUR_MS), until: period.until, resolution: "hourly" };
+}
+
 /** The trends period [since, until), until defaulting to now; null without trendsSince. */
 export function trendsPeriod(since: Date | null | undefined, until: Date | null | undefined, now: Date): { since: Date; until: Date } | null {
   if (!since) {
@@ -164,6 +177,18 @@ export function trendsPeriod(since: Date | null | undefined, until: Date | null 
     throw new AppError(ErrorCode.BAD_USER_INPUT, `trendsUntil (${end.toISOString()}) is before trendsSince (${since.toISOString()})`);
   }
   return { since, until: end };
+}
+
+/** Whether the cell rows can answer: no filter, and only dimensions a cell row carries. */
+function isCellReport(filter: NodeFilterInput | null | undefined, groupings: readonly ReportGrouping[]): boolean {
+  const unfiltered = !filter || Object.values(filter).every((value) => value == null);
+  return unfiltered && groupings.every((grouping) => CELL_COLUMNS[grouping.by] !== undefined);
+}
+
+/** A group's key from its id (the JSON array of its values). */
+function keyOf(groupings: readonly ReportGrouping[], id: string): ReportKey[] {
+  const values = JSON.parse(id) as (string | null)[];
+  return groupings.map((grouping, i) => ({ dimension: dimensionName(grouping), value: values[i] ?? null }));
 }
 
 function resourceTrend(trend: GroupTrend, resource: "cpu" | "memory"): ResourceTrendView {

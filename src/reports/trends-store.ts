@@ -1,47 +1,63 @@
 /**
- * Capacity trends in PostgreSQL (table node_usage_sample, see prisma/schema.prisma): writing
- * one sampling of a cluster, rolling old raw rows up into hourly rows, pruning, and the one
- * query behind `CapacityGroup.trends`.
+ * Capacity trends in PostgreSQL (see prisma/schema.prisma): per sampling, one row per node
+ * (node_usage_sample) and one per cell (cell_usage_sample: the nodes sharing pool, zone,
+ * instance type and role, summed); completed hours rolled up into node_usage_hourly and
+ * cell_usage_hourly; raw rows dropped after the raw retention, everything after the retention.
  *
- * How a period is summarised, per group: the group's nodes are summed per sample time (every
- * node of a sampling shares its aligned `at`), giving one point per time; the peak is the
- * largest point, the p95 the nearest-rank 95th percentile of the points, each point weighted
- * by the seconds it stands for (a raw sampling its interval, an hourly rollup 3600), so a
- * period that spans raw rows and rollups is not dominated by the more numerous raw points.
- * On a rollup point the peak is the sum of the nodes' hourly maxima (never below the true
- * peak) and the p95 uses the sum of their hourly 95th percentiles.
+ * How a period is summarised, per group: the group's rows are summed per sample time (every row
+ * of a sampling shares its aligned `at`), giving one point per time; the peak is the largest
+ * point, the p95 the nearest-rank 95th percentile of the points. A short, recent period is read
+ * sampling by sampling; a longer one hour by hour, each hour's point summing the hourly 95th
+ * percentiles of its rows (for the p95) and their hourly maxima (for the peak, which so is never
+ * below the true one). Hours not rolled up yet (the current one) are summarised from their raw
+ * rows the same way at query time, so an answer does not depend on when housekeeping last ran.
+ *
+ * A report grouped only by cluster, pool, zone, instance type or role, and not filtered, reads
+ * the cell rows: tens per sampling rather than thousands. Any other report reads the node rows,
+ * each node counted in the group the caller assigns it.
  */
 
 import type { Database } from "../db/database.js";
+import { Prisma } from "../db/generated/client.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { Logger } from "../log/logger.js";
+import type { ReportDimension } from "./grouping.js";
 
-/** Seconds an hourly rollup row stands for. */
-export const ROLLUP_SECONDS = 3600;
-
-/** One node's figures at one sampling. */
+/** One node's figures at one sampling, and the values of its cell. */
 export interface NodeSample {
   node: string;
+  /** Node pool, zone, instance type and role, as the reports' grouping reads them. */
+  cell: readonly [string | null, string | null, string | null, string | null];
   cpuUsage: number | null;
   memoryUsage: number | null;
   cpuRequests: number;
   memoryRequests: number;
 }
 
-/** Which group each node counts in: parallel arrays, as `unnest` zips them back together. */
-export interface NodeGroups {
-  clusters: string[];
-  nodes: string[];
-  groups: number[];
-}
+/** The dimensions a cell row carries, and their columns. */
+export const CELL_COLUMNS: Partial<Record<ReportDimension, string>> = {
+  CLUSTER: "cluster",
+  NODE_POOL: "pool",
+  ZONE: "zone",
+  INSTANCE_TYPE: "instance_type",
+  ROLE: "role",
+};
 
-/** Peak and p95 of one metric over a period; null when no point had a value. */
+/**
+ * Which rows a trends query reads: node rows, each node in the group named by `ids` (a group
+ * id of the report), or cell rows grouped by `dimensions` (keys of {@link CELL_COLUMNS}).
+ */
+export type TrendsSource =
+  | { kind: "nodes"; clusters: string[]; nodes: string[]; ids: string[] }
+  | { kind: "cells"; clusters: string[]; dimensions: ReportDimension[] };
+
+/** Peak and p95 of one figure over a period; null when no point had a value. */
 export interface MetricTrend {
   peak: number | null;
   p95: number | null;
 }
 
-/** A group's trends: how many sample times fell in the period, and each metric. */
+/** A group's trends: how many sample times fell in the period, and each figure. */
 export interface GroupTrend {
   samples: number;
   cpuUsage: MetricTrend;
@@ -50,13 +66,41 @@ export interface GroupTrend {
   memoryRequests: MetricTrend;
 }
 
-const METRICS = ["cpuUsage", "memoryUsage", "cpuRequests", "memoryRequests"] as const;
+/** Sampling by sampling, or hour by hour. */
+export type TrendResolution = "raw" | "hourly";
 
 /** A group that had no sample in the period. */
 export function emptyTrend(): GroupTrend {
   const none = () => ({ peak: null, p95: null });
   return { samples: 0, cpuUsage: none(), memoryUsage: none(), cpuRequests: none(), memoryRequests: none() };
 }
+
+/** The tables of one kind of row and the columns that identify a row within a cluster and time. */
+interface RowKind {
+  raw: string;
+  hourly: string;
+  key: string[];
+}
+const NODES: RowKind = { raw: "node_usage_sample", hourly: "node_usage_hourly", key: ["node"] };
+const CELLS: RowKind = { raw: "cell_usage_sample", hourly: "cell_usage_hourly", key: ["cell", "pool", "zone", "instance_type", "role"] };
+
+const columns = (alias: string, names: readonly string[]) => Prisma.raw(names.map((name) => `${alias}.${name}`).join(", "));
+
+/** Hours are binned from the epoch, like the samplings: the same hours on every replica, whatever its time zone. */
+const HOUR_BIN = Prisma.sql`date_bin('1 hour', r.at, TIMESTAMPTZ '1970-01-01T00:00:00Z')`;
+
+/** An hour of raw rows `r` of one node or cell summarised: each figure's p95 (nearest rank) and maximum. */
+const HOURLY_FIGURES = Prisma.sql`
+  percentile_disc(0.95) WITHIN GROUP (ORDER BY r.cpu_usage), max(r.cpu_usage),
+  percentile_disc(0.95) WITHIN GROUP (ORDER BY r.memory_usage), max(r.memory_usage),
+  percentile_disc(0.95) WITHIN GROUP (ORDER BY r.cpu_requests), max(r.cpu_requests),
+  percentile_disc(0.95) WITHIN GROUP (ORDER BY r.memory_requests), max(r.memory_requests)`;
+
+/** Each figure summed over a point's rows; floats, as sums of millicores may pass 2^31. */
+const SUMS = Prisma.sql`sum(p.cu)::float8 AS cu, sum(p.cup)::float8 AS cup, sum(p.mu)::float8 AS mu, sum(p.mup)::float8 AS mup,
+  sum(p.cr)::float8 AS cr, sum(p.crp)::float8 AS crp, sum(p.mr)::float8 AS mr, sum(p.mrp)::float8 AS mrp`;
+
+const HOURLY_COLUMNS = "cpu_usage, cpu_usage_peak, memory_usage, memory_usage_peak, cpu_requests, cpu_requests_peak, memory_requests, memory_requests_peak";
 
 export class TrendsStore {
   constructor(
@@ -65,120 +109,174 @@ export class TrendsStore {
   ) {}
 
   /**
-   * Writes one sampling of a cluster taken at `at` (already aligned). A sampling written twice
-   * (a replay, two replicas in a leadership change) is kept once: rows are keyed by cluster,
-   * time, node and interval. Returns how many rows were new.
+   * Writes one sampling of a cluster taken at `at` (already aligned): a row per node and a row
+   * per cell. A sampling written twice (a replay, two replicas in a leadership change) is kept
+   * once: rows are keyed by cluster, time and node or cell. Returns how many node rows were new.
    */
-  async writeSampling(cluster: string, at: Date, seconds: number, samples: readonly NodeSample[]): Promise<number> {
+  async writeSampling(cluster: string, at: Date, samples: readonly NodeSample[]): Promise<number> {
     if (samples.length === 0) return 0;
-    const column = <T>(pick: (s: NodeSample) => T) => samples.map(pick);
-    return this.database.prisma.$executeRaw`
-      INSERT INTO node_usage_sample (cluster, node, at, seconds, cpu_usage, memory_usage, cpu_requests, memory_requests)
-      SELECT ${cluster}, s.node, ${at}, ${seconds}, s.cu, s.mu, s.cr, s.mr
-      FROM unnest(${column((s) => s.node)}::text[], ${column((s) => s.cpuUsage)}::int[], ${column((s) => s.memoryUsage)}::float8[],
-                  ${column((s) => s.cpuRequests)}::int[], ${column((s) => s.memoryRequests)}::float8[]) AS s(node, cu, mu, cr, mr)
-      ON CONFLICT DO NOTHING`;
+    const cells = new Map<string, { values: NodeSample["cell"]; nodes: number; cu: number | null; mu: number | null; cr: number; mr: number }>();
+    for (const s of samples) {
+      const key = JSON.stringify(s.cell);
+      let cell = cells.get(key);
+      if (!cell) cells.set(key, (cell = { values: s.cell, nodes: 0, cu: null, mu: null, cr: 0, mr: 0 }));
+      cell.nodes++;
+      if (s.cpuUsage !== null) cell.cu = (cell.cu ?? 0) + s.cpuUsage;
+      if (s.memoryUsage !== null) cell.mu = (cell.mu ?? 0) + s.memoryUsage;
+      cell.cr += s.cpuRequests;
+      cell.mr += s.memoryRequests;
+    }
+    const node = <T>(pick: (s: NodeSample) => T) => samples.map(pick);
+    const list = [...cells];
+    const cell = <T>(pick: (c: (typeof list)[number][1]) => T) => list.map(([, c]) => pick(c));
+    const [written] = await this.database.prisma.$transaction([
+      this.database.prisma.$executeRaw`
+        INSERT INTO node_usage_sample (cluster, node, at, cpu_usage, memory_usage, cpu_requests, memory_requests)
+        SELECT ${cluster}, s.node, ${at}, s.cu, s.mu, s.cr, s.mr
+        FROM unnest(${node((s) => s.node)}::text[], ${node((s) => s.cpuUsage)}::int[], ${node((s) => s.memoryUsage)}::float8[],
+                    ${node((s) => s.cpuRequests)}::int[], ${node((s) => s.memoryRequests)}::float8[]) AS s(node, cu, mu, cr, mr)
+        ON CONFLICT DO NOTHING`,
+      this.database.prisma.$executeRaw`
+        INSERT INTO cell_usage_sample (cluster, at, cell, pool, zone, instance_type, role, nodes, cpu_usage, memory_usage, cpu_requests, memory_requests)
+        SELECT ${cluster}, ${at}, c.cell, c.pool, c.zone, c.instance_type, c.role, c.nodes, c.cu, c.mu, c.cr, c.mr
+        FROM unnest(${list.map(([key]) => key)}::text[], ${cell((c) => c.values[0])}::text[], ${cell((c) => c.values[1])}::text[],
+                    ${cell((c) => c.values[2])}::text[], ${cell((c) => c.values[3])}::text[], ${cell((c) => c.nodes)}::int[],
+                    ${cell((c) => c.cu)}::float8[], ${cell((c) => c.mu)}::float8[], ${cell((c) => c.cr)}::float8[], ${cell((c) => c.mr)}::float8[])
+          AS c(cell, pool, zone, instance_type, role, nodes, cu, mu, cr, mr)
+        ON CONFLICT DO NOTHING`,
+    ]);
+    return written;
   }
 
   /**
-   * Replaces a cluster's raw rows older than `before` (an hour boundary) by one row per node
-   * and hour holding the hour's 95th percentile (nearest rank) and maximum of each figure.
-   * One statement, so a concurrent reader sees either the raw rows or the rollup; a rollup
-   * that already exists (late raw rows) keeps the larger of each figure. Returns the rollup
-   * rows written.
+   * Rolls a cluster's completed hours up: every hour after the last one rolled up and before
+   * `through` (an hour boundary) gets one row per node and one per cell. Returns the node rows
+   * written.
    */
-  async rollUp(cluster: string, before: Date): Promise<number> {
-    return this.database.prisma.$executeRaw`
-      WITH gone AS (
-        DELETE FROM node_usage_sample
-        WHERE cluster = ${cluster} AND seconds < ${ROLLUP_SECONDS} AND at < ${before}
-        RETURNING node, at, cpu_usage, memory_usage, cpu_requests, memory_requests
-      )
-      INSERT INTO node_usage_sample (cluster, node, at, seconds,
-        cpu_usage, memory_usage, cpu_requests, memory_requests,
-        cpu_usage_peak, memory_usage_peak, cpu_requests_peak, memory_requests_peak)
-      SELECT ${cluster}, node, date_bin('1 hour', at, TIMESTAMPTZ '2000-01-01T00:00:00Z') AS hour, ${ROLLUP_SECONDS},
-        percentile_disc(0.95) WITHIN GROUP (ORDER BY cpu_usage),
-        percentile_disc(0.95) WITHIN GROUP (ORDER BY memory_usage),
-        percentile_disc(0.95) WITHIN GROUP (ORDER BY cpu_requests),
-        percentile_disc(0.95) WITHIN GROUP (ORDER BY memory_requests),
-        max(cpu_usage), max(memory_usage), max(cpu_requests), max(memory_requests)
-      FROM gone
-      GROUP BY node, hour
-      ON CONFLICT (cluster, at, node, seconds) DO UPDATE SET
-        cpu_usage = greatest(node_usage_sample.cpu_usage, EXCLUDED.cpu_usage),
-        memory_usage = greatest(node_usage_sample.memory_usage, EXCLUDED.memory_usage),
-        cpu_requests = greatest(node_usage_sample.cpu_requests, EXCLUDED.cpu_requests),
-        memory_requests = greatest(node_usage_sample.memory_requests, EXCLUDED.memory_requests),
-        cpu_usage_peak = greatest(node_usage_sample.cpu_usage_peak, EXCLUDED.cpu_usage_peak),
-        memory_usage_peak = greatest(node_usage_sample.memory_usage_peak, EXCLUDED.memory_usage_peak),
-        cpu_requests_peak = greatest(node_usage_sample.cpu_requests_peak, EXCLUDED.cpu_requests_peak),
-        memory_requests_peak = greatest(node_usage_sample.memory_requests_peak, EXCLUDED.memory_requests_peak)`;
+  async rollUp(cluster: string, through: Date): Promise<number> {
+    const [nodes] = await this.database.prisma.$transaction([NODES, CELLS].map((kind) => this.database.prisma.$executeRaw`
+      INSERT INTO ${Prisma.raw(kind.hourly)} (cluster, at, ${Prisma.raw(kind.key.join(", "))}, samples, ${Prisma.raw(HOURLY_COLUMNS)})
+      SELECT ${cluster}, ${HOUR_BIN}, ${columns("r", kind.key)}, count(*)::int, ${HOURLY_FIGURES}
+      FROM ${Prisma.raw(kind.raw)} r
+      WHERE r.cluster = ${cluster} AND r.at < ${through}
+        AND r.at >= coalesce((SELECT max(h.at) + interval '1 hour' FROM ${Prisma.raw(kind.hourly)} h WHERE h.cluster = ${cluster}), '-infinity')
+      GROUP BY ${HOUR_BIN}, ${columns("r", kind.key)}
+      ON CONFLICT DO NOTHING`));
+    return nodes!;
   }
 
-  /** Deletes every row (raw or rollup, any cluster) older than `before`; returns how many. */
+  /** Deletes a cluster's raw rows older than `before` whose hour is rolled up; returns how many node rows. */
+  async dropRawRows(cluster: string, before: Date): Promise<number> {
+    const [nodes] = await this.database.prisma.$transaction([NODES, CELLS].map((kind) => this.database.prisma.$executeRaw`
+      DELETE FROM ${Prisma.raw(kind.raw)}
+      WHERE cluster = ${cluster}
+        AND at < least(${before}, (SELECT coalesce(max(at) + interval '1 hour', '-infinity') FROM ${Prisma.raw(kind.hourly)} WHERE cluster = ${cluster}))`));
+    return nodes!;
+  }
+
+  /** Deletes every row, raw or hourly, of any cluster, older than `before`; returns how many. */
   async prune(before: Date): Promise<number> {
-    // The key leads with cluster: find the clusters by skipping through the index (one probe
-    // each), then delete each one's range, rather than scan the whole table for old rows.
-    return this.database.prisma.$executeRaw`
-      WITH RECURSIVE clusters(cluster) AS (
-        SELECT min(cluster) FROM node_usage_sample
-        UNION ALL
-        SELECT (SELECT min(cluster) FROM node_usage_sample WHERE cluster > clusters.cluster) FROM clusters WHERE clusters.cluster IS NOT NULL
-      )
-      DELETE FROM node_usage_sample s USING clusters c WHERE s.cluster = c.cluster AND s.at < ${before}`;
+    let deleted = 0;
+    for (const table of [NODES.raw, NODES.hourly, CELLS.raw, CELLS.hourly]) {
+      // Keys lead with cluster: find the clusters by skipping through the index (one probe
+      // each), then delete each one's old range, rather than scan the whole table.
+      deleted += await this.database.prisma.$executeRaw`
+        WITH RECURSIVE clusters(cluster) AS (
+          SELECT min(cluster) FROM ${Prisma.raw(table)}
+          UNION ALL
+          SELECT (SELECT min(cluster) FROM ${Prisma.raw(table)} WHERE cluster > clusters.cluster) FROM clusters WHERE clusters.cluster IS NOT NULL
+        )
+        DELETE FROM ${Prisma.raw(table)} t USING clusters c WHERE t.cluster = c.cluster AND t.at < ${before}`;
+    }
+    return deleted;
   }
 
   /**
-   * Peaks and p95 over [since, until) for each group of `nodeGroups` (keyed by group number)
-   * and for all those nodes together (key null). Groups without samples are absent.
+   * Peaks and p95 over [since, until) at `resolution` (hourly: `since` on an hour boundary),
+   * per group id (a JSON array of the group's key values, as the report's grouping makes it)
+   * and for everything read (key null). Groups without samples are absent.
    * @throws AppError UNAVAILABLE when the database fails.
    */
-  async groupTrends(nodeGroups: NodeGroups, since: Date, until: Date): Promise<Map<number | null, GroupTrend>> {
-    const result = new Map<number | null, GroupTrend>();
-    if (nodeGroups.nodes.length === 0) return result;
-    const clusters = [...new Set(nodeGroups.clusters)];
-    let rows: { g: number | null; metric: number; points: number; peak: number | null; p95: number | null }[];
+  async groupTrends(source: TrendsSource, since: Date, until: Date, resolution: TrendResolution): Promise<Map<string | null, GroupTrend>> {
+    const result = new Map<string | null, GroupTrend>();
+    if (source.clusters.length === 0 || (source.kind === "nodes" && source.nodes.length === 0)) return result;
+    const clusters = [...new Set(source.clusters)];
+    const kind = source.kind === "nodes" ? NODES : CELLS;
+    const key = Prisma.raw(kind.key.join(", "));
+    // Hourly: rolled-up hours from the hourly table, later ones summarised from their raw rows
+    // here, from where each cluster's rollups end (one index probe per cluster, so only the raw
+    // rows not rolled up are read).
+    const points =
+      resolution === "raw"
+        ? Prisma.sql`
+          SELECT r.cluster, ${columns("r", kind.key)}, r.at, r.cpu_usage, r.cpu_usage, r.memory_usage, r.memory_usage,
+                 r.cpu_requests, r.cpu_requests, r.memory_requests, r.memory_requests
+          FROM ${Prisma.raw(kind.raw)} r
+          WHERE r.cluster = ANY(${clusters}::text[]) AND r.at >= ${since} AND r.at < ${until}`
+        : Prisma.sql`
+          SELECT h.cluster, ${columns("h", kind.key)}, h.at, ${columns("h", HOURLY_COLUMNS.split(", "))}
+          FROM ${Prisma.raw(kind.hourly)} h
+          WHERE h.cluster = ANY(${clusters}::text[]) AND h.at >= ${since} AND h.at < ${until}
+          UNION ALL
+          SELECT r.cluster, ${columns("r", kind.key)}, ${HOUR_BIN}, ${HOURLY_FIGURES}
+          FROM (
+            SELECT c.cluster, greatest(${since}::timestamptz, (SELECT max(h.at) + interval '1 hour' FROM ${Prisma.raw(kind.hourly)} h WHERE h.cluster = c.cluster)) AS raw_since
+            FROM unnest(${clusters}::text[]) AS c(cluster)
+          ) b
+          CROSS JOIN LATERAL (SELECT * FROM ${Prisma.raw(kind.raw)} s WHERE s.cluster = b.cluster AND s.at >= b.raw_since AND s.at < ${until}) r
+          GROUP BY r.cluster, ${columns("r", kind.key)}, ${HOUR_BIN}`;
+    // Each point's group: the caller's, by node; or, for cells, the JSON array of the dimension values.
+    const series =
+      source.kind === "nodes"
+        ? Prisma.sql`
+          SELECT m.gk, p.at, ${SUMS}
+          FROM points p JOIN unnest(${source.clusters}::text[], ${source.nodes}::text[], ${source.ids}::text[]) AS m(cluster, node, gk)
+            ON m.cluster = p.cluster AND m.node = p.node
+          GROUP BY m.gk, p.at`
+        : Prisma.sql`
+          SELECT json_build_array(${Prisma.raw(source.dimensions.map((d) => `p.${CELL_COLUMNS[d]}`).join(", "))})::text AS gk, p.at, ${SUMS}
+          FROM points p
+          GROUP BY 1, p.at`;
+    let rows: ({ gk: string | null; samples: number } & Record<string, number | null>)[];
     try {
-      rows = await this.database.prisma.$queryRaw`
-        WITH m AS (
-          SELECT * FROM unnest(${nodeGroups.clusters}::text[], ${nodeGroups.nodes}::text[], ${nodeGroups.groups}::int[]) AS m(cluster, node, g)
-        ),
-        series AS (
-          SELECT m.g, s.at, s.seconds,
-            sum(s.cpu_usage)::float8 AS cu, sum(coalesce(s.cpu_usage_peak, s.cpu_usage))::float8 AS cup,
-            sum(s.memory_usage) AS mu, sum(coalesce(s.memory_usage_peak, s.memory_usage)) AS mup,
-            sum(s.cpu_requests)::float8 AS cr, sum(coalesce(s.cpu_requests_peak, s.cpu_requests))::float8 AS crp,
-            sum(s.memory_requests) AS mr, sum(coalesce(s.memory_requests_peak, s.memory_requests)) AS mrp
-          FROM node_usage_sample s JOIN m ON m.cluster = s.cluster AND m.node = s.node
-          WHERE s.cluster = ANY(${clusters}::text[]) AND s.at >= ${since} AND s.at < ${until}
-          GROUP BY GROUPING SETS ((m.g, s.at, s.seconds), (s.at, s.seconds))
-        ),
-        points AS (
-          SELECT g, seconds, x.metric, x.v, x.peak
-          FROM series CROSS JOIN LATERAL (VALUES (0, cu, cup), (1, mu, mup), (2, cr, crp), (3, mr, mrp)) AS x(metric, v, peak)
-          WHERE x.v IS NOT NULL
-        ),
-        ranked AS (
-          SELECT g, metric, v, peak,
-            sum(seconds) OVER (PARTITION BY g, metric ORDER BY v ROWS UNBOUNDED PRECEDING) AS cum,
-            sum(seconds) OVER (PARTITION BY g, metric) AS total
-          FROM points
-        )
-        SELECT g, metric, count(*)::int AS points, max(peak) AS peak,
-          min(v) FILTER (WHERE cum * 20 >= total * 19) AS p95
-        FROM ranked
-        GROUP BY g, metric`;
+      rows = await this.database.prisma.$transaction(
+        async (tx) => {
+          // The planner misjudges how many rows meet the nodes and would sort hundreds of
+          // thousands of rows by node name (on disk) to merge-join them; hashing in memory is
+          // faster. For this statement's transaction only.
+          await tx.$executeRaw`SELECT set_config('enable_mergejoin', 'off', true), set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`;
+          return tx.$queryRaw`
+            WITH points (cluster, ${key}, at, cu, cup, mu, mup, cr, crp, mr, mrp) AS (${points}),
+            series AS (${series}),
+            everything AS (
+              SELECT gk, cu, cup, mu, mup, cr, crp, mr, mrp FROM series
+              UNION ALL
+              SELECT NULL, sum(cu), sum(cup), sum(mu), sum(mup), sum(cr), sum(crp), sum(mr), sum(mrp) FROM series GROUP BY at
+            )
+            SELECT gk, count(*)::int AS samples,
+              max(cup) AS "cpuUsagePeak", percentile_disc(0.95) WITHIN GROUP (ORDER BY cu) AS "cpuUsageP95",
+              max(mup) AS "memoryUsagePeak", percentile_disc(0.95) WITHIN GROUP (ORDER BY mu) AS "memoryUsageP95",
+              max(crp) AS "cpuRequestsPeak", percentile_disc(0.95) WITHIN GROUP (ORDER BY cr) AS "cpuRequestsP95",
+              max(mrp) AS "memoryRequestsPeak", percentile_disc(0.95) WITHIN GROUP (ORDER BY mr) AS "memoryRequestsP95"
+            FROM everything
+            GROUP BY gk`;
+        },
+        { timeout: 120_000, maxWait: 10_000 },
+      );
     } catch (error) {
       this.logger?.warn({ err: error }, "trends query failed");
       throw new AppError(ErrorCode.UNAVAILABLE, "the trends database cannot be reached");
     }
     for (const row of rows) {
-      let trend = result.get(row.g);
-      if (!trend) result.set(row.g, (trend = emptyTrend()));
-      trend[METRICS[row.metric]!] = { peak: row.peak, p95: row.p95 };
-      // Requests are never null: their point count is the number of sample times.
-      if (row.metric === 2) trend.samples = row.points;
+      const metric = (name: string): MetricTrend => ({ peak: row[`${name}Peak`] ?? null, p95: row[`${name}P95`] ?? null });
+      // PostgreSQL writes a cell's JSON array with spaces; ids are JSON.stringify's.
+      result.set(row.gk === null || source.kind === "nodes" ? row.gk : JSON.stringify(JSON.parse(row.gk)), {
+        samples: row.samples,
+        cpuUsage: metric("cpuUsage"),
+        memoryUsage: metric("memoryUsage"),
+        cpuRequests: metric("cpuRequests"),
+        memoryRequests: metric("memoryRequests"),
+      });
     }
     return result;
   }

@@ -1,7 +1,10 @@
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import type { Logger } from "../log/logger.js";
+import { groupValue, type ReportGrouping } from "./grouping.js";
 import type { NodeSample, TrendsStore } from "./trends-store.js";
+
+const CELL: readonly ReportGrouping[] = [{ by: "NODE_POOL" }, { by: "ZONE" }, { by: "INSTANCE_TYPE" }, { by: "ROLE" }];
 
 const HOUR_MS = 3_600_000;
 
@@ -14,7 +17,7 @@ export interface UsageSamplerOptions {
   leads(cluster: string): boolean;
   /** Seconds between samplings; 0: no sampling (housekeeping still runs hourly). */
   intervalSeconds: number;
-  /** Raw rows older than this are rolled up into hourly rows. */
+  /** Raw rows older than this are deleted (once their hour is rolled up). */
   rawRetentionHours: number;
   /** Rows (rollups included) older than this are deleted. */
   retentionDays: number;
@@ -24,15 +27,16 @@ export interface UsageSamplerOptions {
  * Writes capacity trends: at every multiple of the interval since the epoch (so every node and
  * every cluster shares the sample time, and group sums line up), one row per node with its
  * usage and requests as the cache has them, for each cluster this replica leads and has
- * synced. Hourly it rolls raw rows past the raw retention up and prunes rows past the history
- * retention. A sampling the database refuses is logged and skipped, not retried: trends are
+ * synced. After each hour it rolls that hour up, deletes raw rows past the raw retention and
+ * rows of either kind past the history retention. A sampling the database refuses is logged and skipped, not retried: trends are
  * statistics, and the next sampling comes within the interval.
  */
 export class UsageSampler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = false;
-  private nextHousekeeping = 0;
+  /** The hour housekeeping last ran in; it runs again once the hour changes. */
+  private housekeptHour = -1;
   private failing = false;
 
   constructor(private readonly o: UsageSamplerOptions) {}
@@ -68,31 +72,38 @@ export class UsageSampler {
       for (const node of cache.allNodes()) {
         const totals = this.o.inventory.podTotals(node);
         const usage = cache.usage(node.name);
+        const cell = CELL.map((grouping) => groupValue(grouping, cache.name, node.labels));
         samples.push({
           node: node.name,
+          cell: [cell[0]!, cell[1]!, cell[2]!, cell[3]!],
           cpuUsage: usage ? usage.cpuMillicores : null,
           memoryUsage: usage ? usage.memoryBytes : null,
           cpuRequests: totals.requests.cpu ?? 0,
           memoryRequests: totals.requests.memory ?? 0,
         });
       }
-      written += await this.o.store.writeSampling(cache.name, aligned, this.o.intervalSeconds, samples);
+      written += await this.o.store.writeSampling(cache.name, aligned, samples);
     }
     return written;
   }
 
   /**
-   * Rolls up the raw rows of the clusters this replica leads that are older than the raw
-   * retention (whole hours only), and deletes rows older than the retention.
+   * For each cluster this replica leads: rolls up every completed hour not rolled up yet, and
+   * deletes its raw rows past the raw retention. Then deletes rows of any cluster past the
+   * retention. Returns how many rows it wrote and deleted.
    */
-  async housekeep(now: Date): Promise<{ rolledUp: number; pruned: number }> {
-    const rawCutoff = Math.floor((now.getTime() - this.o.rawRetentionHours * HOUR_MS) / HOUR_MS) * HOUR_MS;
+  async housekeep(now: Date): Promise<{ rolledUp: number; deleted: number }> {
+    const hour = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+    const rawCutoff = new Date(now.getTime() - this.o.rawRetentionHours * HOUR_MS);
     let rolledUp = 0;
+    let deleted = 0;
     for (const cache of this.o.clusters.all()) {
-      if (this.o.leads(cache.name)) rolledUp += await this.o.store.rollUp(cache.name, new Date(rawCutoff));
+      if (!this.o.leads(cache.name)) continue;
+      rolledUp += await this.o.store.rollUp(cache.name, hour);
+      deleted += await this.o.store.dropRawRows(cache.name, rawCutoff);
     }
-    const pruned = await this.o.store.prune(new Date(now.getTime() - this.o.retentionDays * 24 * HOUR_MS));
-    return { rolledUp, pruned };
+    deleted += await this.o.store.prune(new Date(now.getTime() - this.o.retentionDays * 24 * HOUR_MS));
+    return { rolledUp, deleted };
   }
 
   private schedule(): void {
@@ -109,10 +120,11 @@ export class UsageSampler {
     try {
       const rows = await this.sampleAt(at);
       this.o.logger.debug({ rows, at }, "trends sampled");
-      if (Date.now() >= this.nextHousekeeping) {
-        this.nextHousekeeping = Date.now() + HOUR_MS;
+      const hour = Math.floor(Date.now() / HOUR_MS);
+      if (hour !== this.housekeptHour) {
         const done = await this.housekeep(new Date());
-        if (done.rolledUp || done.pruned) this.o.logger.info(done, "trends rolled up and pruned");
+        this.housekeptHour = hour;
+        if (done.rolledUp || done.deleted) this.o.logger.info(done, "trends rolled up and pruned");
       }
       if (this.failing) this.o.logger.info("trends sampling writes again");
       this.failing = false;
