@@ -56,10 +56,12 @@ export interface CapacityReportView {
  * Query.capacityReport: live figures from the watch caches in one pass over the nodes, and,
  * for a trends period, the sampled peaks and p95 from the database.
  *
- * Which nodes trends cover: the nodes the live figures cover (the filter applied to them as
- * they are now), plus nodes deleted during the period, grouped and filtered as history last
- * recorded them, so a pool that has since shrunk still shows the peak it had. Clusters that
- * are not synced are left out of both and named in incompleteClusters.
+ * Which nodes trends cover, so that a pool that has since shrunk still shows the peak it had:
+ * a report grouped only by cluster, pool, zone, instance type or role and not filtered reads the
+ * cell rows, which hold every node sampled, grouped as it was then. Any other report reads the
+ * node rows of the nodes the live figures cover (the filter applied to them as they are now)
+ * and of the nodes deleted during the period, filtered and grouped as history last recorded
+ * them. Clusters that are not synced are left out of both and named in incompleteClusters.
  */
 export class CapacityReports {
   /** Parsed capacity and allocatable per cached node: nodes are immutable, a change replaces them. */

@@ -26,10 +26,11 @@ export interface UsageSamplerOptions {
 /**
  * Writes capacity trends: at every multiple of the interval since the epoch (so every node and
  * every cluster shares the sample time, and group sums line up), one row per node with its
- * usage and requests as the cache has them, for each cluster this replica leads and has
- * synced. After each hour it rolls that hour up, deletes raw rows past the raw retention and
- * rows of either kind past the history retention. A sampling the database refuses is logged and skipped, not retried: trends are
- * statistics, and the next sampling comes within the interval.
+ * usage and requests as the cache has them, and one per cell (see TrendsStore), for each cluster
+ * this replica leads and has synced. Once per hour it rolls completed hours up, deletes raw rows
+ * past the raw retention and rows of either kind past the history retention. A sampling the
+ * database refuses is logged and skipped, not retried: trends are statistics, and the next
+ * sampling comes within the interval.
  */
 export class UsageSampler {
   private timer: NodeJS.Timeout | undefined;
