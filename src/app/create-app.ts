@@ -37,6 +37,10 @@ import { createLogger, type Logger } from "../log/logger.js";
 import { DrainStore } from "../maintenance/drain-store.js";
 import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
+import { capacityResolvers } from "../reports/capacity-resolvers.js";
+import { CapacityReports } from "../reports/capacity-service.js";
+import { TrendsStore } from "../reports/trends-store.js";
+import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { serviceResolvers } from "./service-resolvers.js";
 
@@ -98,6 +102,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let hub: SubscriptionHub | undefined;
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
+  let sampler: UsageSampler | undefined;
   let stopping: Promise<void> | undefined;
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
@@ -177,12 +182,18 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         tuning: maintenanceTuning,
       });
       await maintenance.start();
+      // Trends follow the history lease: the replica recording a cluster samples it.
+      const trends = new TrendsStore(database, logger.child({ component: "trends" }));
+      const leader = recorder;
+      sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
+      sampler.start();
 
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status),
         inventoryResolvers(inventory),
         historyQueryResolvers(historyQueries),
         availabilityResolvers(new AvailabilityQueries(database, logger)),
+        capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
         subscriptionResolvers(hub, overrides.subscriberQueue),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
@@ -268,6 +279,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["graphql", () => apollo?.stop()],
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
+      ["trends", () => sampler?.stop()],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop()])],
       ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],

@@ -63,6 +63,14 @@ export interface LimitsConfig {
   maxQueryCost: number;
 }
 
+/** Capacity trends: how often node usage and requests are sampled, and how long raw samples stay. */
+export interface TrendsConfig {
+  /** Seconds between samplings; 0 turns sampling off. */
+  intervalSeconds: number;
+  /** Hours raw samples are kept before they are rolled up into hourly rows (kept as long as history). */
+  rawRetentionHours: number;
+}
+
 /** Everything `serve` needs, already validated. */
 export interface Config {
   host: string;
@@ -74,6 +82,7 @@ export interface Config {
   auth: AuthConfig;
   limits: LimitsConfig;
   maintenance: MaintenanceConfig;
+  trends: TrendsConfig;
 }
 
 /** How drains run when their caller does not say. */
@@ -135,6 +144,8 @@ export const SETTINGS = {
   maxQueryDepth: { flag: "max-query-depth", env: "MAX_QUERY_DEPTH", default: "12", help: "deepest nesting of fields an operation may have" },
   drainTimeout: { flag: "drain-timeout", env: "DRAIN_TIMEOUT_SECONDS", default: "600", help: "seconds a drain may take when its options do not say (at most 86400)" },
   maxQueryCost: { flag: "max-query-cost", env: "MAX_QUERY_COST", default: "500000", help: "most objects an operation may ask for, lists counted at their `first`" },
+  trendsInterval: { flag: "trends-interval", env: "TRENDS_INTERVAL_SECONDS", default: "60", help: "seconds between samples of node usage and requests for capacity trends; 0 turns sampling off" },
+  trendsRawRetention: { flag: "trends-raw-retention-hours", env: "TRENDS_RAW_RETENTION_HOURS", default: "48", help: "hours raw trend samples are kept before hourly rollups replace them" },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
 
 /** Settings a flag may give several times. */
@@ -218,6 +229,7 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
       maxQueryCost: wholeNumber("maxQueryCost", flags, env, 1, 1_000_000_000),
     },
     maintenance: { drainTimeoutSeconds: wholeNumber("drainTimeout", flags, env, 1, 86_400) },
+    trends: { intervalSeconds: wholeNumber("trendsInterval", flags, env, 0, 86_400), rawRetentionHours: wholeNumber("trendsRawRetention", flags, env, 1, 8_760) },
   };
 }
 

@@ -87,6 +87,11 @@ export class HistoryRecorder {
     this.loop = this.run();
   }
 
+  /** Whether this replica holds `cluster`'s lease: work done once per cluster (trend sampling) follows it. */
+  leads(cluster: string): boolean {
+    return this.leading.has(cluster);
+  }
+
   /** Stops recording: gives up the leases, then writes what is queued (for a few seconds at most). */
   async stop(flushTimeoutMs = 5_000): Promise<void> {
     for (const off of this.unsubscribe) off();

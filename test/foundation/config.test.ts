@@ -14,6 +14,7 @@ describe("configuration", () => {
       auth: { impersonate: false, mutationRateLimit: 30 },
       limits: { maxQueryDepth: 12, maxQueryCost: 500_000 },
       maintenance: { drainTimeoutSeconds: 600 },
+      trends: { intervalSeconds: 60, rawRetentionHours: 48 },
     });
   });
 
@@ -49,6 +50,8 @@ describe("configuration", () => {
     ["a simulated cluster of no nodes", ["--simulate", "0"], {}, /^--simulate: "0" is not a node count/],
     ["a retention of zero days", [], { HISTORY_RETENTION_DAYS: "0" }, /^HISTORY_RETENTION_DAYS: "0" is not a whole number from 1/],
     ["a lease namespace that is not a name", ["--lease-namespace", "Kube_System"], {}, /^--lease-namespace: "Kube_System" is not a namespace name/],
+    ["a trends interval that is not a number of seconds", [], { TRENDS_INTERVAL_SECONDS: "1m" }, /^TRENDS_INTERVAL_SECONDS: "1m" is not a whole number from 0 to 86400/],
+    ["a raw trends retention of zero hours", ["--trends-raw-retention-hours", "0"], {}, /^--trends-raw-retention-hours: "0" is not a whole number from 1/],
   ];
   for (const [what, argv, env, message] of invalid) {
     test(`${what} is a ConfigError naming the setting`, () => {
@@ -74,6 +77,10 @@ describe("configuration", () => {
       contexts: ["a", "b"],
     });
     assert.deepEqual(loadConfig([], { KUBE_CONTEXTS: "a, b", SIMULATE: "40" }).clusters, { kubeconfigs: [], contexts: ["a", "b"], simulate: 40 });
+  });
+
+  test("trends sampling can be turned off, and raw samples kept longer", () => {
+    assert.deepEqual(loadConfig(["--trends-interval", "0"], { TRENDS_RAW_RETENTION_HOURS: "168" }).trends, { intervalSeconds: 0, rawRetentionHours: 168 });
   });
 
   test("redactDatabaseUrl drops the password", () => {

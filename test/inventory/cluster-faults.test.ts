@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
-import { writeFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, test } from "node:test";
 import { R } from "../../src/sim/index.js";
 import { graphql, startTestApp } from "../support/app.js";
-import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
+import { deadClusterKubeconfig, eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
 
 const unschedulable = async (url: string, name: string) =>
   (await graphql(url, `query($n: String!) { node(name: $n) { unschedulable } }`, { n: name })).body.data?.node?.unschedulable;
@@ -79,18 +76,7 @@ describe("several clusters, one unreachable", () => {
   test("the reachable clusters are served; the unreachable one is reported and UNAVAILABLE", async () => {
     const east = await startSimWithKubeconfig({ nodes: 3, seed: 11, name: "east" });
     const west = await startSimWithKubeconfig({ nodes: 5, seed: 12, name: "west" });
-    const dir = mkdtempSync(join(tmpdir(), "ni-dead-"));
-    const dead = join(dir, "config");
-    writeFileSync(
-      dead,
-      `apiVersion: v1
-kind: Config
-clusters: [{ name: dead, cluster: { server: "http://127.0.0.1:1" } }]
-users: [{ name: dead, user: { token: not-a-secret-that-matters } }]
-contexts: [{ name: dead, context: { cluster: dead, user: dead } }]
-current-context: dead
-`,
-    );
+    const dead = deadClusterKubeconfig();
     const { app, url } = await startTestApp({ clusters: { kubeconfigs: [east.kubeconfigPath, west.kubeconfigPath, dead], contexts: [] } });
     try {
       const clusters = await eventually(async () => {

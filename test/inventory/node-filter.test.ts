@@ -4,24 +4,10 @@ import type { CachedNode, NodeCondition } from "../../src/cluster/model.js";
 import { AppError } from "../../src/graphql/errors.js";
 import { nodeRoles } from "../../src/k8s/node-display.js";
 import { compileNodeFilter, readyStatus, type NodeFilterInput } from "../../src/inventory/node-filter.js";
+import { cachedNode } from "../support/cached-objects.js";
 
 function node(name: string, opts: { labels?: Record<string, string>; conditions?: NodeCondition[]; unschedulable?: boolean } = {}): CachedNode {
-  return {
-    cluster: "c1",
-    name,
-    uid: name,
-    resourceVersion: "1",
-    creationTimestamp: "2026-01-01T00:00:00Z",
-    labels: opts.labels ?? {},
-    annotations: {},
-    taints: [],
-    unschedulable: opts.unschedulable ?? false,
-    conditions: opts.conditions ?? [],
-    addresses: [],
-    nodeInfo: { kubeletVersion: "", containerRuntimeVersion: "", osImage: "", kernelVersion: "", operatingSystem: "", architecture: "" },
-    capacity: {},
-    allocatable: {},
-  };
+  return cachedNode(name, opts);
 }
 
 const cond = (type: string, status: string): NodeCondition => ({ type, status });

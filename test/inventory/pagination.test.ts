@@ -4,24 +4,10 @@ import type { CachedNode, NodeUsageSample } from "../../src/cluster/model.js";
 import { AppError } from "../../src/graphql/errors.js";
 import { nodeKeyOf, paginateNodes, resolveNodeOrder, sortNodes, type NodeOrderByInput, type NodeOrderMetrics } from "../../src/inventory/node-order.js";
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, MAX_PAGE_SIZE, paginate, type Page } from "../../src/inventory/pagination.js";
+import { cachedNode } from "../support/cached-objects.js";
 
 function node(cluster: string, name: string): CachedNode {
-  return {
-    cluster,
-    name,
-    uid: `${cluster}/${name}`,
-    resourceVersion: "1",
-    creationTimestamp: "2026-01-01T00:00:00Z",
-    labels: {},
-    annotations: {},
-    taints: [],
-    unschedulable: false,
-    conditions: [],
-    addresses: [],
-    nodeInfo: { kubeletVersion: "", containerRuntimeVersion: "", osImage: "", kernelVersion: "", operatingSystem: "", architecture: "" },
-    capacity: {},
-    allocatable: {},
-  };
+  return cachedNode(name, { cluster, uid: `${cluster}/${name}` });
 }
 
 const pad = (i: number) => String(i).padStart(4, "0");

@@ -3,28 +3,10 @@ import assert from "node:assert/strict";
 import type { CachedPod } from "../../src/cluster/model.js";
 import { stripPod } from "../../src/cluster/strip.js";
 import { resourcesView, sumPodResources, usageView } from "../../src/inventory/resources.js";
+import { cachedPod } from "../support/cached-objects.js";
 
 function pod(name: string, phase: string, requests: Record<string, number>, limits: Record<string, number> = {}): CachedPod {
-  return {
-    cluster: "c1",
-    namespace: "default",
-    name,
-    uid: name,
-    resourceVersion: "1",
-    nodeName: "n1",
-    phase,
-    labels: {},
-    ownerKind: undefined,
-    ownerName: undefined,
-    daemonSet: false,
-    mirror: false,
-    emptyDir: false,
-    deletionTimestamp: undefined,
-    terminationGracePeriodSeconds: undefined,
-    requests,
-    limits,
-    creationTimestamp: "2026-01-01T00:00:00Z",
-  };
+  return cachedPod(name, { nodeName: "n1", phase, requests, limits });
 }
 
 describe("sumPodResources counts what kubectl describe node counts", () => {

@@ -32,6 +32,22 @@ export async function startSimWithKubeconfig(options: SimulatorOptions): Promise
   };
 }
 
+/** A kubeconfig file for a cluster named `dead` that refuses every connection. */
+export function deadClusterKubeconfig(): string {
+  const path = join(mkdtempSync(join(tmpdir(), "ni-dead-")), "config");
+  writeFileSync(
+    path,
+    `apiVersion: v1
+kind: Config
+clusters: [{ name: dead, cluster: { server: "http://127.0.0.1:1" } }]
+users: [{ name: dead, user: { token: not-a-secret-that-matters } }]
+contexts: [{ name: dead, context: { cluster: dead, user: dead } }]
+current-context: dead
+`,
+  );
+  return path;
+}
+
 /** Polls `check` until it returns something truthy, or fails after `timeoutMs`. */
 export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
