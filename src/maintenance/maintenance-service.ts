@@ -44,7 +44,13 @@ const MAX_REASON_LENGTH = 1_000;
 const SAVE_DELAY_MS = 100;
 
 interface Runner {
+  /** The runner's latest state, written by the next save. */
   operation: DrainOperation;
+  /**
+   * What readers see: the latest state while the drain runs; a final state only once it is
+   * saved, and so once its event is recorded (events are written before the save).
+   */
+  visible: DrainOperation;
   abort: AbortController;
   done: Promise<void>;
   saveTimer: NodeJS.Timeout | undefined;
@@ -143,7 +149,10 @@ export class MaintenanceService {
     const plan = new Promise<void>((resolve) => (planned = resolve));
     this.run(operation, writer, planned);
     await Promise.race([plan, new Promise((resolve) => setTimeout(resolve, this.planWaitMs).unref())]);
-    return this.runners.get(operation.id)?.operation ?? (await this.get(operation.id)) ?? operation;
+    // A drain that ended while planning (refused, say) answers with its saved final state.
+    const runner = this.runners.get(operation.id);
+    if (runner && !isActive(runner.operation.status)) await runner.done;
+    return (await this.get(operation.id)) ?? operation;
   }
 
   /** Stops a drain wherever it runs; the node stays cordoned. Cancelling a cancelled drain is a no-op. */
@@ -180,7 +189,7 @@ export class MaintenanceService {
   /** The freshest state: this replica's runner if it runs the drain, else the database. */
   async get(id: string): Promise<DrainOperation | undefined> {
     const local = this.runners.get(id);
-    if (local) return local.operation;
+    if (local) return local.visible;
     return this.o.store.get(id);
   }
 
@@ -234,7 +243,7 @@ export class MaintenanceService {
     const abort = new AbortController();
     // Every pod waiting out a retry listens on this one signal.
     setMaxListeners(0, abort.signal);
-    const runner: Runner = { operation, abort, done: Promise.resolve(), saveTimer: undefined, chain: Promise.resolve() };
+    const runner: Runner = { operation, visible: operation, abort, done: Promise.resolve(), saveTimer: undefined, chain: Promise.resolve() };
     this.runners.set(operation.id, runner);
     const logger = this.o.logger.child({ operation: operation.id });
     runner.done = executeDrain({
@@ -246,6 +255,7 @@ export class MaintenanceService {
       planned,
       report: (next) => {
         runner.operation = next;
+        if (isActive(next.status)) runner.visible = next;
         if (!isActive(next.status)) this.save(operation.id);
         else runner.saveTimer ??= setTimeout(() => this.save(operation.id), SAVE_DELAY_MS);
       },
@@ -279,6 +289,7 @@ export class MaintenanceService {
         if (!final) runner.abort.abort();
         return;
       }
+      if (final) runner.visible = operation;
       await this.publish(operation, []);
     });
   }
