@@ -193,8 +193,14 @@ export class MaintenanceService {
     return this.o.store.get(id);
   }
 
-  activeFor(nodes: readonly { cluster: string; node: string }[]): Promise<Map<string, DrainOperation>> {
-    return this.o.store.activeFor(nodes);
+  /** Each node's active drain, as fresh as `get` has it (this replica's runners ahead of their last save). */
+  async activeFor(nodes: readonly { cluster: string; node: string }[]): Promise<Map<string, DrainOperation>> {
+    const active = await this.o.store.activeFor(nodes);
+    for (const [key, stored] of active) {
+      const local = this.runners.get(stored.id);
+      if (local) active.set(key, local.visible);
+    }
+    return active;
   }
 
   private async setUnschedulable(
