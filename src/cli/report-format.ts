@@ -7,6 +7,7 @@
 
 import type { AvailabilityFigures } from "../reports/availability-report.js";
 import type { ReportKey } from "../reports/grouping.js";
+import type { ResourceCapacityView } from "../reports/capacity-report.js";
 
 export type ReportFormat = "table" | "csv" | "json";
 
@@ -35,18 +36,8 @@ export interface AvailabilityNodeData extends AvailabilityFiguresData {
   deleted: boolean;
 }
 
-export interface ResourceCapacityData {
-  unit: string;
-  capacity: number;
-  allocatable: number;
-  requests: number;
-  limits: number;
-  usage: number | null;
-  headroom: number;
-  requestRatio: number | null;
-  overcommitRatio: number | null;
-  usageRatio: number | null;
-}
+/** A resource's figures come back exactly as the report makes them. */
+export type ResourceCapacityData = ResourceCapacityView;
 
 interface ResourceTrendData {
   peakUsage: number | null;

@@ -24,11 +24,6 @@ export class ClusterWriter {
     private readonly impersonate: string | undefined = undefined,
   ) {}
 
-  /** A writer acting as `subject` (when impersonation is on for this service). */
-  as(subject: string | undefined): ClusterWriter {
-    return new ClusterWriter(this.client, this.cluster, subject);
-  }
-
   /**
    * Sets spec.unschedulable and the maintenance annotation in one patch, so the watch event
    * that shows the change also says who made it. Undefined when the node does not exist.

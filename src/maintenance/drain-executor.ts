@@ -9,7 +9,7 @@ import type { Logger } from "../log/logger.js";
 import type { ClusterWriter } from "./cluster-writer.js";
 import { isSettled, type DrainOperation, type DrainPodState } from "./drain-operation.js";
 import { planDrain, type DrainOptions } from "./drain-plan.js";
-import type { DrainEventRecord } from "./drain-store.js";
+import { drainEvent, type DrainEventRecord } from "./drain-store.js";
 
 export interface DrainTiming {
   /** Between evictions a PodDisruptionBudget refused: kubectl's 5 s. */
@@ -44,18 +44,7 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
     operation = { ...operation, ...patch };
     run.report(operation);
   };
-  const event = (kind: DrainEventRecord["kind"], extra: Partial<DrainEventRecord> = {}, key = kind as string): DrainEventRecord => ({
-    cluster: operation.cluster,
-    node: operation.node,
-    kind,
-    actor: operation.requestedBy,
-    reason: operation.reason,
-    operationId: operation.id,
-    pod: null,
-    detail: null,
-    dedupeKey: `drain:${operation.id}:${key}`,
-    ...extra,
-  });
+  const event = (kind: DrainEventRecord["kind"], fields: Parameters<typeof drainEvent>[2] = {}) => drainEvent(operation, kind, fields);
   const finish = (status: "SUCCEEDED" | "FAILED", message: string) => {
     // The event first: whoever sees the final state finds its event already recorded.
     run.record([event(status === "SUCCEEDED" ? "DRAIN_SUCCEEDED" : "DRAIN_FAILED", { detail: message })]);
@@ -97,7 +86,7 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
     };
     const todo = operation.pods.map((pod, index) => ({ pod, index })).filter(({ pod }) => !isSettled(pod));
     await inParallel(todo, run.timing.parallelism, ({ index }) =>
-      removePod(() => operation.pods[index]!, (patch) => podUpdate(index, patch), deadline, run, event),
+      removePod(() => operation.pods[index]!, (patch) => podUpdate(index, patch), deadline, run),
     );
     if (run.signal.aborted) return operation;
 
@@ -150,7 +139,6 @@ async function removePod(
   set: (patch: Partial<DrainPodState>) => void,
   deadline: number,
   run: DrainRun,
-  event: (kind: DrainEventRecord["kind"], extra?: Partial<DrainEventRecord>, key?: string) => DrainEventRecord,
 ): Promise<void> {
   const { options } = run.operation;
   const ref = () => `${current().namespace}/${current().name}`;
@@ -158,7 +146,7 @@ async function removePod(
   const gone = () => {
     const deleted = current().action === "DELETE";
     set({ status: deleted ? "DELETED" : "EVICTED", blockedBy: null, reason: null });
-    run.record([event(deleted ? "POD_DELETED" : "POD_EVICTED", { pod: ref() }, `${deleted ? "deleted" : "evicted"}:${current().uid}`)]);
+    run.record([drainEvent(run.operation, deleted ? "POD_DELETED" : "POD_EVICTED", { pod: ref(), key: `${deleted ? "deleted" : "evicted"}:${current().uid}` })]);
   };
 
   // A resumed drain may find its pod already asked to leave: go straight to waiting.
@@ -180,7 +168,7 @@ async function removePod(
         set({ status: "BLOCKED", blockedBy: result.budget, reason: result.message });
         if (result.budget !== lastBudget) {
           lastBudget = result.budget;
-          run.record([event("EVICTION_BLOCKED", { pod: ref(), detail: result.message }, `blocked:${pod.uid}:${result.budget ?? "?"}`)]);
+          run.record([drainEvent(run.operation, "EVICTION_BLOCKED", { pod: ref(), detail: result.message, key: `blocked:${pod.uid}:${result.budget ?? "?"}` })]);
         }
         await sleep(Math.min(run.timing.evictionRetryMs, Math.max(0, deadline - Date.now())), run.signal);
       } catch (error) {

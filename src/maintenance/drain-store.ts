@@ -35,6 +35,25 @@ export interface DrainEventRecord {
   dedupeKey: string;
 }
 
+/** An event of `operation`, by its requester unless `actor` says; `key` makes it unique within the drain (default: the kind). */
+export function drainEvent(
+  operation: Pick<DrainOperation, "id" | "cluster" | "node" | "requestedBy" | "reason">,
+  kind: MaintenanceEventKind,
+  fields: { actor?: string; pod?: string; detail?: string | null; key?: string } = {},
+): DrainEventRecord {
+  return {
+    cluster: operation.cluster,
+    node: operation.node,
+    kind,
+    actor: fields.actor ?? operation.requestedBy,
+    reason: operation.reason,
+    operationId: operation.id,
+    pod: fields.pod ?? null,
+    detail: fields.detail ?? null,
+    dedupeKey: `drain:${operation.id}:${fields.key ?? kind}`,
+  };
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -128,15 +147,29 @@ export class DrainStore {
     return count === 1;
   }
 
-  /** Ends an active operation as CANCELLED; undefined when it was not active (any more). */
-  async cancel(id: string, message: string): Promise<DrainOperation | undefined> {
-    return this.guarded(async () => {
-      const rows = await this.database.prisma.drainOperation.updateManyAndReturn({
-        where: { id, status: { in: [...ACTIVE_STATUSES] } },
-        data: { status: "CANCELLED", message, finishedAt: new Date(), owner: null },
-      });
-      return rows[0] ? fromRow(rows[0]) : undefined;
-    });
+  /**
+   * Ends an active operation (FAILED by `owner`, or CANCELLED by anyone when `owner` is null)
+   * and records its final event in the same transaction: the final state is never seen
+   * without its event. Undefined (and nothing written) when it was not active, or not `owner`'s.
+   */
+  async end(
+    id: string,
+    owner: string | null,
+    end: { status: "FAILED" | "CANCELLED"; message: string },
+    event: (operation: DrainOperation) => DrainEventRecord,
+  ): Promise<{ operation: DrainOperation; eventIds: string[] } | undefined> {
+    return this.guarded(() =>
+      this.database.prisma.$transaction(async (tx) => {
+        const rows = await tx.drainOperation.updateManyAndReturn({
+          where: { id, status: { in: [...ACTIVE_STATUSES] }, ...(owner ? { owner } : {}) },
+          data: { ...end, finishedAt: new Date(), owner: null },
+        });
+        if (!rows[0]) return undefined;
+        const operation = fromRow(rows[0]);
+        const written = await tx.maintenanceEvent.createManyAndReturn({ data: [{ ...event(operation), at: new Date() }], skipDuplicates: true, select: { id: true } });
+        return { operation, eventIds: written.map((row) => String(row.id)) };
+      }),
+    );
   }
 
   /**

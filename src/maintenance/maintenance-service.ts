@@ -13,7 +13,7 @@ import { ClusterWriter } from "./cluster-writer.js";
 import { DEFAULT_DRAIN_TIMING, executeDrain, readPlan, type DrainTiming } from "./drain-executor.js";
 import { isActive, type DrainOperation } from "./drain-operation.js";
 import { drainOptions, type DrainOptionsInput } from "./drain-plan.js";
-import type { DrainEventRecord, DrainStore } from "./drain-store.js";
+import { drainEvent, type DrainEventRecord, type DrainStore } from "./drain-store.js";
 
 export interface MaintenanceTuning extends Partial<DrainTiming> {
   /** How often a runner proves it is alive (5 s). */
@@ -87,7 +87,7 @@ export class MaintenanceService {
   async start(): Promise<void> {
     // A cancel handled by another replica reaches the runner here.
     this.unsubscribe = this.o.pubsub.subscribe((notice) => {
-      if (notice.drain && this.runners.has(notice.drain)) void this.checkStillActive(notice.drain);
+      if (notice.drain && notice.from !== this.identity && this.runners.has(notice.drain)) void this.checkStillActive(notice.drain);
     });
     this.heartbeat = setInterval(() => {
       for (const id of this.runners.keys()) this.save(id);
@@ -161,27 +161,17 @@ export class MaintenanceService {
     if (!existing) throw new AppError(ErrorCode.NOT_FOUND, `drain operation ${id} not found`);
     if (existing.status === "CANCELLED") return existing;
     if (!isActive(existing.status)) throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${existing.status}`);
-    const cancelled = await this.o.store.cancel(id, `cancelled by ${principal.subject}; the node stays cordoned`);
-    if (!cancelled) {
+    const ended = await this.o.store.end(id, null, { status: "CANCELLED", message: `cancelled by ${principal.subject}; the node stays cordoned` }, (op) =>
+      drainEvent(op, "DRAIN_CANCELLED", { actor: principal.subject, detail: op.message }),
+    );
+    if (!ended) {
       const now = await this.get(id);
       if (now?.status === "CANCELLED") return now;
       throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${now?.status ?? "unknown"}`);
     }
+    const cancelled = ended.operation;
     this.runners.get(id)?.abort.abort();
-    const ids = await this.o.store.recordEvents([
-      {
-        cluster: cancelled.cluster,
-        node: cancelled.node,
-        kind: "DRAIN_CANCELLED",
-        actor: principal.subject,
-        reason: cancelled.reason,
-        operationId: id,
-        pod: null,
-        detail: cancelled.message,
-        dedupeKey: `drain:${id}:DRAIN_CANCELLED`,
-      },
-    ]);
-    await this.publish(cancelled, ids);
+    await this.publish(cancelled, ended.eventIds);
     this.o.logger.info({ operation: id, actor: principal.subject }, "drain cancelled");
     return cancelled;
   }
@@ -326,7 +316,7 @@ export class MaintenanceService {
 
   private async publish(operation: DrainOperation, maintenance: string[]): Promise<void> {
     await this.o.pubsub
-      .publish({ cluster: operation.cluster, node: operation.node, transitions: [], maintenance, drain: operation.id, at: new Date().toISOString() })
+      .publish({ cluster: operation.cluster, node: operation.node, transitions: [], maintenance, drain: operation.id, from: this.identity, at: new Date().toISOString() })
       .catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not publish drain progress"));
   }
 
@@ -347,23 +337,8 @@ export class MaintenanceService {
         const message = !cache
           ? `cluster "${operation.cluster}" is no longer configured; the drain cannot go on`
           : `global timeout reached: ${operation.options.timeoutSeconds}s while no replica was running the drain; the node stays cordoned`;
-        const failed: DrainOperation = { ...operation, status: "FAILED", message, finishedAt: new Date() };
-        if (await this.o.store.save(failed, this.identity)) {
-          const ids = await this.o.store.recordEvents([
-            {
-              cluster: operation.cluster,
-              node: operation.node,
-              kind: "DRAIN_FAILED",
-              actor: operation.requestedBy,
-              reason: operation.reason,
-              operationId: operation.id,
-              pod: null,
-              detail: message,
-              dedupeKey: `drain:${operation.id}:DRAIN_FAILED`,
-            },
-          ]);
-          await this.publish(failed, ids);
-        }
+        const ended = await this.o.store.end(operation.id, this.identity, { status: "FAILED", message }, (op) => drainEvent(op, "DRAIN_FAILED", { detail: message }));
+        if (ended) await this.publish(ended.operation, ended.eventIds);
         continue;
       }
       this.o.logger.info({ operation: operation.id, node: operation.node }, "resuming a drain whose runner stopped");

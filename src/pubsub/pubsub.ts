@@ -24,6 +24,8 @@ export interface HistoryNotice {
   deleted?: boolean;
   /** The id of a drain operation whose state changed. */
   drain?: string;
+  /** The replica that published a drain notice, so it can skip its own. */
+  from?: string;
   at: string;
 }
 

@@ -5,7 +5,7 @@
  */
 
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import { dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
+import { compareKeys, dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
 import { nodeFigures, type NodeFigures, type RecordedNode, type TimelineEvent } from "./availability-timeline.js";
 
 /** The arguments of Query.availabilityReport. */
@@ -134,18 +134,6 @@ function figuresOf(t: Totals | NodeFigures): AvailabilityFigures {
   };
 }
 
-/** Groups in key order, a missing value (null) after every value. */
-function compareKeys(a: ReportKey[], b: ReportKey[]): number {
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!.value;
-    const y = b[i]!.value;
-    if (x === y) continue;
-    if (x === null) return 1;
-    if (y === null) return -1;
-    return x < y ? -1 : 1;
-  }
-  return 0;
-}
 
 /**
  * The report over [from, min(to, now)): a node is listed when it was observed for some of it.

@@ -8,7 +8,7 @@ import type { CachedNode, NodeUsageSample } from "../cluster/model.js";
 import { readyStatus } from "../inventory/node-filter.js";
 import type { PodResourceTotals } from "../inventory/resources.js";
 import { parseQuantity } from "../k8s/quantity.js";
-import { groupKey, type ReportGrouping, type ReportKey } from "./grouping.js";
+import { compareKeys, groupKey, type ReportGrouping, type ReportKey } from "./grouping.js";
 import { podsThatFit, toleratesNode, type PodShape } from "./pod-fit.js";
 
 /** A node's cpu (millicores), memory and ephemeral storage (bytes) and pod slots, parsed. */
@@ -228,14 +228,3 @@ export class CapacityTally {
   }
 }
 
-function compareKeys(a: ReportKey[], b: ReportKey[]): number {
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!.value;
-    const y = b[i]!.value;
-    if (x === y) continue;
-    if (x === null) return 1;
-    if (y === null) return -1;
-    return x < y ? -1 : 1;
-  }
-  return 0;
-}

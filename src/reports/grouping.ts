@@ -88,3 +88,16 @@ export function groupKey(
   const key = groupings.map((grouping) => ({ dimension: dimensionName(grouping), value: groupValue(grouping, cluster, labels) }));
   return { key, id: JSON.stringify(key.map((entry) => entry.value)) };
 }
+
+/** Groups in key order, a missing value (null) after every value. */
+export function compareKeys(a: readonly ReportKey[], b: readonly ReportKey[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!.value;
+    const y = b[i]!.value;
+    if (x === y) continue;
+    if (x === null) return 1;
+    if (y === null) return -1;
+    return x < y ? -1 : 1;
+  }
+  return 0;
+}
