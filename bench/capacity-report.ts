@@ -4,8 +4,8 @@
 // per node, the largest answer), then of reports with trends, seeded for every node and cell:
 // six hours of samplings a minute apart and 30 days of hourly rollups (all but the last two
 // hours, which a report then summarises from raw rows itself). Periods up to 6 h read
-// samplings, longer ones hours; reports by pool and zone read cell rows, reports by a label or
-// filtered read node rows.
+// samplings, longer ones hours; reports by pool and zone or by a label key configured for trends
+// read cell rows, reports by another label or filtered read node rows.
 // Usage: npm run bench:capacity-report [-- --nodes 5000 --queries 30 --trend-queries 10]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,7 +34,9 @@ const sim = await spawnUntil(
   ["--max-old-space-size=4096"],
 );
 // Sampling off: the bench seeds its own samples and wants no writes of its own meanwhile.
-const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig, "--trends-interval", "0"], /"url":"([^"]+)","graphql"/, { DATABASE_URL: fresh.url });
+// Trends are also summed by the spot/on-demand label (the default keys include it).
+const LABEL_KEYS = ["kubernetes.io/arch", "node.kubernetes.io/capacity-type", "karpenter.sh/capacity-type"];
+const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig, "--trends-interval", "0", "--trends-label-keys", LABEL_KEYS.join(",")], /"url":"([^"]+)","graphql"/, { DATABASE_URL: fresh.url });
 const url = service.match[1]!;
 const client = new pg.Client({ connectionString: fresh.url });
 await client.connect();
@@ -75,6 +77,9 @@ try {
   for (const [hours, what] of [[1, "1 h (60 samplings)"], [6, "6 h (360 samplings)"], [7 * 24, "7 d (168 hours)"], [30 * 24, "30 d (720 hours)"]] as const) {
     await measure(`trends over ${what}, by pool and zone (cell rows)`, trendsReport("groupBy: [{ by: NODE_POOL }, { by: ZONE }]", ago(hours * 3_600_000)), Number(values["trend-queries"]));
   }
+  for (const [hours, what] of [[1, "1 h (60 samplings)"], [6, "6 h (360 samplings)"], [7 * 24, "7 d (168 hours)"], [30 * 24, "30 d (720 hours)"]] as const) {
+    await measure(`trends over ${what}, by label node.kubernetes.io/capacity-type (cell rows)`, trendsReport(`groupBy: [{ by: LABEL, labelKey: "node.kubernetes.io/capacity-type" }]`, ago(hours * 3_600_000)), Number(values["trend-queries"]));
+  }
   for (const [hours, what] of [[1, "1 h (60 samplings)"], [6, "6 h (360 samplings)"], [7 * 24, "7 d (168 hours)"]] as const) {
     await measure(`trends over ${what}, by label node-pool, Ready nodes (node rows)`, trendsReport(`groupBy: [{ by: LABEL, labelKey: "node-pool" }], filter: { ready: true }`, ago(hours * 3_600_000)), Number(values["trend-queries"]));
   }
@@ -98,14 +103,20 @@ async function seedTrends(): Promise<void> {
   const names = nodes.map((n) => n.name);
   // The sampler's cells: nodes sharing pool, zone, instance type and role.
   const CELL: ReportGrouping[] = [{ by: "NODE_POOL" }, { by: "ZONE" }, { by: "INSTANCE_TYPE" }, { by: "ROLE" }];
-  const cells = new Map<string, { values: (string | null)[]; nodes: number }>();
+  const cells = new Map<string, { values: (string | null)[]; labels: string; nodes: number }>();
   for (const node of nodes) {
     const values = CELL.map((g) => groupValue(g, "sim", node.labels));
-    const key = JSON.stringify(values);
-    const cell = cells.get(key) ?? cells.set(key, { values, nodes: 0 }).get(key)!;
+    const labels = Object.fromEntries([...LABEL_KEYS].sort().map((key) => [key, node.labels[key] ?? null]));
+    const key = JSON.stringify([...values, labels]);
+    const cell = cells.get(key) ?? cells.set(key, { values, labels: JSON.stringify(labels), nodes: 0 }).get(key)!;
     cell.nodes++;
   }
-  const cellArgs = [[...cells.keys()], ...[0, 1, 2, 3].map((i) => [...cells.values()].map((c) => c.values[i])), [...cells.values()].map((c) => c.nodes)];
+  const cellArgs = [
+    [...cells.keys()],
+    ...[0, 1, 2, 3].map((i) => [...cells.values()].map((c) => c.values[i])),
+    [...cells.values()].map((c) => c.labels),
+    [...cells.values()].map((c) => c.nodes),
+  ];
   const lastMinute = Math.floor(Date.now() / 60_000) * 60_000;
   const lastHour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
   const raw = [new Date(lastMinute - 6 * 3_600_000), new Date(lastMinute)];
@@ -124,19 +135,19 @@ async function seedTrends(): Promise<void> {
     [names, ...hourly],
   );
   await client.query(
-    `INSERT INTO cell_usage_sample (cluster, at, cell, pool, zone, instance_type, role, nodes, cpu_usage, memory_usage, cpu_requests, memory_requests)
-     SELECT 'sim', t, c.cell, c.pool, c.zone, c.instance_type, c.role, c.nodes, random() * 4000 * c.nodes, random() * 16e9 * c.nodes, random() * 4000 * c.nodes, random() * 16e9 * c.nodes
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[]) AS c(cell, pool, zone, instance_type, role, nodes),
-          generate_series($7::timestamptz, $8::timestamptz, interval '1 minute') AS t`,
+    `INSERT INTO cell_usage_sample (cluster, at, cell, pool, zone, instance_type, role, labels, nodes, cpu_usage, memory_usage, cpu_requests, memory_requests)
+     SELECT 'sim', t, c.cell, c.pool, c.zone, c.instance_type, c.role, c.labels::jsonb, c.nodes, random() * 4000 * c.nodes, random() * 16e9 * c.nodes, random() * 4000 * c.nodes, random() * 16e9 * c.nodes
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[]) AS c(cell, pool, zone, instance_type, role, labels, nodes),
+          generate_series($8::timestamptz, $9::timestamptz, interval '1 minute') AS t`,
     [...cellArgs, ...raw],
   );
   await client.query(
-    `INSERT INTO cell_usage_hourly (cluster, at, cell, pool, zone, instance_type, role, samples, cpu_usage, cpu_usage_peak, memory_usage, memory_usage_peak,
+    `INSERT INTO cell_usage_hourly (cluster, at, cell, pool, zone, instance_type, role, labels, samples, cpu_usage, cpu_usage_peak, memory_usage, memory_usage_peak,
        cpu_requests, cpu_requests_peak, memory_requests, memory_requests_peak)
-     SELECT 'sim', t, c.cell, c.pool, c.zone, c.instance_type, c.role, 60, random() * 3000 * c.nodes, 4000 * c.nodes, random() * 12e9 * c.nodes, 16e9 * c.nodes,
+     SELECT 'sim', t, c.cell, c.pool, c.zone, c.instance_type, c.role, c.labels::jsonb, 60, random() * 3000 * c.nodes, 4000 * c.nodes, random() * 12e9 * c.nodes, 16e9 * c.nodes,
        random() * 3000 * c.nodes, 4000 * c.nodes, random() * 12e9 * c.nodes, 16e9 * c.nodes
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[]) AS c(cell, pool, zone, instance_type, role, nodes),
-          generate_series($7::timestamptz, $8::timestamptz, interval '1 hour') AS t`,
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[]) AS c(cell, pool, zone, instance_type, role, labels, nodes),
+          generate_series($8::timestamptz, $9::timestamptz, interval '1 hour') AS t`,
     [...cellArgs, ...hourly],
   );
   for (const table of ["node_usage_sample", "node_usage_hourly", "cell_usage_sample", "cell_usage_hourly"]) await client.query(`VACUUM ANALYZE ${table}`);

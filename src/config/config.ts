@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { isLoopbackHost } from "../auth/loopback.js";
 import { ROLES, type Role } from "../auth/principal.js";
+import { labelKeyErrors } from "../k8s/label-selector.js";
 
 /** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
 export type DatabaseConfig =
@@ -69,6 +70,8 @@ export interface TrendsConfig {
   intervalSeconds: number;
   /** Hours raw samples are kept before they are rolled up into hourly rows (kept as long as history). */
   rawRetentionHours: number;
+  /** Label keys trends are also summed by, so reports grouped by them stay fast over long periods. */
+  labelKeys: string[];
 }
 
 /** Everything `serve` needs, already validated. */
@@ -146,6 +149,13 @@ export const SETTINGS = {
   maxQueryCost: { flag: "max-query-cost", env: "MAX_QUERY_COST", default: "500000", help: "most objects an operation may ask for, lists counted at their `first`" },
   trendsInterval: { flag: "trends-interval", env: "TRENDS_INTERVAL_SECONDS", default: "60", help: "seconds between samples of node usage and requests for capacity trends; 0 turns sampling off" },
   trendsRawRetention: { flag: "trends-raw-retention-hours", env: "TRENDS_RAW_RETENTION_HOURS", default: "48", help: "hours raw trend samples are kept before hourly rollups replace them" },
+  trendsLabelKeys: {
+    flag: "trends-label-keys",
+    env: "TRENDS_LABEL_KEYS",
+    // Low-cardinality keys most clusters set: CPU architecture, and spot or on-demand capacity.
+    default: "kubernetes.io/arch,node.kubernetes.io/capacity-type,karpenter.sh/capacity-type",
+    help: "comma-separated node label keys trends are also summed by (low-cardinality keys: a report grouped by one reads sums, not every node); empty: none",
+  },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
 
 /** Settings a flag may give several times. */
@@ -229,8 +239,29 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
       maxQueryCost: wholeNumber("maxQueryCost", flags, env, 1, 1_000_000_000),
     },
     maintenance: { drainTimeoutSeconds: wholeNumber("drainTimeout", flags, env, 1, 86_400) },
-    trends: { intervalSeconds: wholeNumber("trendsInterval", flags, env, 0, 86_400), rawRetentionHours: wholeNumber("trendsRawRetention", flags, env, 1, 8_760) },
+    trends: {
+      intervalSeconds: wholeNumber("trendsInterval", flags, env, 0, 86_400),
+      rawRetentionHours: wholeNumber("trendsRawRetention", flags, env, 1, 8_760),
+      labelKeys: trendsLabelKeys(flags, env),
+    },
   };
+}
+
+/** At most this many: every key multiplies the cells a sampling writes. */
+const MAX_TRENDS_LABEL_KEYS = 8;
+
+function trendsLabelKeys(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): string[] {
+  // The flag or variable set to "" means none; pick() would read an empty variable as unset.
+  const s = SETTINGS.trendsLabelKeys;
+  const text = typeof flags[s.flag] === "string" ? (flags[s.flag] as string) : (env[s.env] ?? s.default);
+  const keys = [...new Set(text.split(",").map((key) => key.trim()).filter(Boolean))];
+  const source = describeSource("trendsLabelKeys", flags);
+  for (const key of keys) {
+    const errors = labelKeyErrors(key);
+    if (errors.length) throw new ConfigError(`${source}: "${key}" is not a label key: ${errors.join("; ")}`);
+  }
+  if (keys.length > MAX_TRENDS_LABEL_KEYS) throw new ConfigError(`${source}: ${keys.length} keys; at most ${MAX_TRENDS_LABEL_KEYS}`);
+  return keys;
 }
 
 function wholeNumber(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv, min: number, max: number): number {

@@ -57,11 +57,13 @@ export interface CapacityReportView {
  * for a trends period, the sampled peaks and p95 from the database.
  *
  * Which nodes trends cover, so that a pool that has since shrunk still shows the peak it had:
- * a report grouped only by cluster, pool, zone, instance type or role and not filtered reads the
- * cell rows, which hold every node sampled, grouped as it was then. Any other report reads the
- * node rows of the nodes the live figures cover (the filter applied to them as they are now)
- * and of the nodes deleted during the period, filtered and grouped as history last recorded
- * them. Clusters that are not synced are left out of both and named in incompleteClusters.
+ * a report grouped only by cluster, pool, zone, instance type, role or a label key configured for
+ * trends (--trends-label-keys), and not filtered, reads the cell rows, which hold every node
+ * sampled, grouped as it was then, unless some rows of the period were sampled before a key it
+ * groups by was configured. Any other report reads the node rows of the nodes the live figures
+ * cover (the filter applied to them as they are now) and of the nodes deleted during the period,
+ * filtered and grouped as history last recorded them. Clusters that are not synced are left out
+ * of both and named in incompleteClusters.
  */
 export class CapacityReports {
   /** Parsed capacity and allocatable per cached node: nodes are immutable, a change replaces them. */
@@ -71,7 +73,7 @@ export class CapacityReports {
     private readonly clusters: ClusterRegistry,
     private readonly inventory: InventoryService,
     private readonly trends: TrendsStore,
-    private readonly options: { rawRetentionHours: number },
+    private readonly options: { rawRetentionHours: number; labelKeys: readonly string[] },
   ) {}
 
   /**
@@ -89,9 +91,11 @@ export class CapacityReports {
     const tally = new CapacityTally(groupings, shape);
     const incompleteClusters: string[] = [];
     const covered: string[] = [];
-    // Trends by cell need nothing per node; trends by node need each node's group.
-    const byCells = period !== null && isCellReport(query.filter, groupings);
-    const nodeRows = period && !byCells ? { clusters: [] as string[], nodes: [] as string[], ids: [] as string[] } : undefined;
+    // Trends by cell need nothing per node; trends by node need each node's group. Cells split by
+    // label keys may turn out not to cover the period: keep the nodes' groups for that case too.
+    const byCells = period !== null && isCellReport(query.filter, groupings, this.options.labelKeys);
+    const labelKeys = groupings.flatMap((g) => (g.by === "LABEL" ? [g.labelKey!] : []));
+    let nodeRows = period && (!byCells || labelKeys.length) ? { clusters: [] as string[], nodes: [] as string[], ids: [] as string[] } : undefined;
 
     for (const cache of caches) {
       if (!cache.status().synced) {
@@ -112,6 +116,7 @@ export class CapacityReports {
 
     let trends: Map<string | null, GroupTrend> | undefined;
     if (period) {
+      if (byCells && (await this.trends.cellsCarry(covered, labelKeys, period.since, period.until))) nodeRows = undefined;
       if (nodeRows) {
         for (const departed of await this.trends.departedNodes(covered, period.since)) {
           if (this.clusters.get(departed.cluster)?.node(departed.name)) continue;
@@ -122,7 +127,7 @@ export class CapacityReports {
           nodeRows.ids.push(groupings.length ? groupKey(groupings, node.cluster, node.labels).id : "");
         }
       }
-      const source = nodeRows ? { kind: "nodes" as const, ...nodeRows } : { kind: "cells" as const, clusters: covered, dimensions: groupings.map((g) => g.by) };
+      const source = nodeRows ? { kind: "nodes" as const, ...nodeRows } : { kind: "cells" as const, clusters: covered, groupings };
       trends = await this.trends.groupTrends(source, period.since, period.until, period.resolution);
       // A group may have samples and no live node (its nodes are gone): it is shown all the same.
       if (groupings.length) for (const id of trends.keys()) if (id !== null) tally.ensureGroup(id, keyOf(groupings, id));
@@ -181,10 +186,10 @@ export function trendsPeriod(since: Date | null | undefined, until: Date | null 
   return { since, until: end };
 }
 
-/** Whether the cell rows can answer: no filter, and only dimensions a cell row carries. */
-function isCellReport(filter: NodeFilterInput | null | undefined, groupings: readonly ReportGrouping[]): boolean {
+/** Whether the cell rows may answer: no filter, and only dimensions and label keys a cell row carries. */
+function isCellReport(filter: NodeFilterInput | null | undefined, groupings: readonly ReportGrouping[], labelKeys: readonly string[]): boolean {
   const unfiltered = !filter || Object.values(filter).every((value) => value == null);
-  return unfiltered && groupings.every((grouping) => CELL_COLUMNS[grouping.by] !== undefined);
+  return unfiltered && groupings.every((g) => (g.by === "LABEL" ? labelKeys.includes(g.labelKey!) : CELL_COLUMNS[g.by] !== undefined));
 }
 
 /** A group's key from its id (the JSON array of its values). */

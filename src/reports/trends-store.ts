@@ -12,22 +12,24 @@
  * below the true one). Hours not rolled up yet (the current one) are summarised from their raw
  * rows the same way at query time, so an answer does not depend on when housekeeping last ran.
  *
- * A report grouped only by cluster, pool, zone, instance type or role, and not filtered, reads
- * the cell rows: tens per sampling rather than thousands. Any other report reads the node rows,
- * each node counted in the group the caller assigns it.
+ * A report grouped only by cluster, pool, zone, instance type, role or a label key configured
+ * for trends, and not filtered, reads the cell rows: tens per sampling rather than thousands. Any
+ * other report reads the node rows, each node counted in the group the caller assigns it.
  */
 
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { Logger } from "../log/logger.js";
-import type { ReportDimension } from "./grouping.js";
+import type { ReportDimension, ReportGrouping } from "./grouping.js";
 
 /** One node's figures at one sampling, and the values of its cell. */
 export interface NodeSample {
   node: string;
   /** Node pool, zone, instance type and role, as the reports' grouping reads them. */
   cell: readonly [string | null, string | null, string | null, string | null];
+  /** The value of each label key configured for trends (null: the node lacks it), keys in a fixed order. */
+  labels: Readonly<Record<string, string | null>>;
   cpuUsage: number | null;
   memoryUsage: number | null;
   cpuRequests: number;
@@ -45,11 +47,12 @@ export const CELL_COLUMNS: Partial<Record<ReportDimension, string>> = {
 
 /**
  * Which rows a trends query reads: node rows, each node in the group named by `ids` (a group
- * id of the report), or cell rows grouped by `dimensions` (keys of {@link CELL_COLUMNS}).
+ * id of the report), or cell rows grouped by `groupings` (dimensions of {@link CELL_COLUMNS}, or
+ * LABEL with a key the cells carry).
  */
 export type TrendsSource =
   | { kind: "nodes"; clusters: string[]; nodes: string[]; ids: string[] }
-  | { kind: "cells"; clusters: string[]; dimensions: ReportDimension[] };
+  | { kind: "cells"; clusters: string[]; groupings: ReportGrouping[] };
 
 /** Peak and p95 of one figure over a period; null when no point had a value. */
 export interface MetricTrend {
@@ -82,7 +85,7 @@ interface RowKind {
   key: string[];
 }
 const NODES: RowKind = { raw: "node_usage_sample", hourly: "node_usage_hourly", key: ["node"] };
-const CELLS: RowKind = { raw: "cell_usage_sample", hourly: "cell_usage_hourly", key: ["cell", "pool", "zone", "instance_type", "role"] };
+const CELLS: RowKind = { raw: "cell_usage_sample", hourly: "cell_usage_hourly", key: ["cell", "pool", "zone", "instance_type", "role", "labels"] };
 
 const columns = (alias: string, names: readonly string[]) => Prisma.raw(names.map((name) => `${alias}.${name}`).join(", "));
 
@@ -100,6 +103,11 @@ const HOURLY_FIGURES = Prisma.sql`
 const SUMS = Prisma.sql`sum(p.cu)::float8 AS cu, sum(p.cup)::float8 AS cup, sum(p.mu)::float8 AS mu, sum(p.mup)::float8 AS mup,
   sum(p.cr)::float8 AS cr, sum(p.crp)::float8 AS crp, sum(p.mr)::float8 AS mr, sum(p.mrp)::float8 AS mrp`;
 
+/** A cell row's value for a grouping: its column, or for a label the value the cell's labels hold. */
+function cellValue(grouping: ReportGrouping): Prisma.Sql {
+  return grouping.by === "LABEL" ? Prisma.sql`p.labels ->> ${grouping.labelKey!}::text` : Prisma.raw(`p.${CELL_COLUMNS[grouping.by]}`);
+}
+
 const HOURLY_COLUMNS = "cpu_usage, cpu_usage_peak, memory_usage, memory_usage_peak, cpu_requests, cpu_requests_peak, memory_requests, memory_requests_peak";
 
 export class TrendsStore {
@@ -115,11 +123,12 @@ export class TrendsStore {
    */
   async writeSampling(cluster: string, at: Date, samples: readonly NodeSample[]): Promise<number> {
     if (samples.length === 0) return 0;
-    const cells = new Map<string, { values: NodeSample["cell"]; nodes: number; cu: number | null; mu: number | null; cr: number; mr: number }>();
+    const cells = new Map<string, { values: NodeSample["cell"]; labels: string; nodes: number; cu: number | null; mu: number | null; cr: number; mr: number }>();
     for (const s of samples) {
-      const key = JSON.stringify(s.cell);
+      const labels = JSON.stringify(s.labels);
+      const key = JSON.stringify([...s.cell, s.labels]);
       let cell = cells.get(key);
-      if (!cell) cells.set(key, (cell = { values: s.cell, nodes: 0, cu: null, mu: null, cr: 0, mr: 0 }));
+      if (!cell) cells.set(key, (cell = { values: s.cell, labels, nodes: 0, cu: null, mu: null, cr: 0, mr: 0 }));
       cell.nodes++;
       if (s.cpuUsage !== null) cell.cu = (cell.cu ?? 0) + s.cpuUsage;
       if (s.memoryUsage !== null) cell.mu = (cell.mu ?? 0) + s.memoryUsage;
@@ -137,12 +146,12 @@ export class TrendsStore {
                     ${node((s) => s.cpuRequests)}::int[], ${node((s) => s.memoryRequests)}::float8[]) AS s(node, cu, mu, cr, mr)
         ON CONFLICT DO NOTHING`,
       this.database.prisma.$executeRaw`
-        INSERT INTO cell_usage_sample (cluster, at, cell, pool, zone, instance_type, role, nodes, cpu_usage, memory_usage, cpu_requests, memory_requests)
-        SELECT ${cluster}, ${at}, c.cell, c.pool, c.zone, c.instance_type, c.role, c.nodes, c.cu, c.mu, c.cr, c.mr
+        INSERT INTO cell_usage_sample (cluster, at, cell, pool, zone, instance_type, role, labels, nodes, cpu_usage, memory_usage, cpu_requests, memory_requests)
+        SELECT ${cluster}, ${at}, c.cell, c.pool, c.zone, c.instance_type, c.role, c.labels::jsonb, c.nodes, c.cu, c.mu, c.cr, c.mr
         FROM unnest(${list.map(([key]) => key)}::text[], ${cell((c) => c.values[0])}::text[], ${cell((c) => c.values[1])}::text[],
-                    ${cell((c) => c.values[2])}::text[], ${cell((c) => c.values[3])}::text[], ${cell((c) => c.nodes)}::int[],
+                    ${cell((c) => c.values[2])}::text[], ${cell((c) => c.values[3])}::text[], ${cell((c) => c.labels)}::text[], ${cell((c) => c.nodes)}::int[],
                     ${cell((c) => c.cu)}::float8[], ${cell((c) => c.mu)}::float8[], ${cell((c) => c.cr)}::float8[], ${cell((c) => c.mr)}::float8[])
-          AS c(cell, pool, zone, instance_type, role, nodes, cu, mu, cr, mr)
+          AS c(cell, pool, zone, instance_type, role, labels, nodes, cu, mu, cr, mr)
         ON CONFLICT DO NOTHING`,
     ]);
     return written;
@@ -234,7 +243,7 @@ export class TrendsStore {
             ON m.cluster = p.cluster AND m.node = p.node
           GROUP BY m.gk, p.at`
         : Prisma.sql`
-          SELECT json_build_array(${Prisma.raw(source.dimensions.map((d) => `p.${CELL_COLUMNS[d]}`).join(", "))})::text AS gk, p.at, ${SUMS}
+          SELECT json_build_array(${source.groupings.length ? Prisma.join(source.groupings.map(cellValue)) : Prisma.empty})::text AS gk, p.at, ${SUMS}
           FROM points p
           GROUP BY 1, p.at`;
     let rows: ({ gk: string | null; samples: number } & Record<string, number | null>)[];
@@ -279,6 +288,25 @@ export class TrendsStore {
       });
     }
     return result;
+  }
+
+  /**
+   * Whether every cell row of `clusters` in [since, until) carries each of `labelKeys`: rows
+   * sampled while a key was not configured cannot be grouped by it (a report then reads node rows).
+   * @throws AppError UNAVAILABLE when the database fails.
+   */
+  async cellsCarry(clusters: string[], labelKeys: string[], since: Date, until: Date): Promise<boolean> {
+    if (labelKeys.length === 0) return true;
+    const lacking = (table: string) => Prisma.sql`
+      EXISTS (SELECT 1 FROM ${Prisma.raw(table)}
+              WHERE cluster = ANY(${clusters}::text[]) AND at >= ${since} AND at < ${until} AND NOT (labels ?& ${labelKeys}::text[]))`;
+    try {
+      const [row] = await this.database.prisma.$queryRaw<{ lacking: boolean }[]>`SELECT ${lacking(CELLS.raw)} OR ${lacking(CELLS.hourly)} AS lacking`;
+      return !row!.lacking;
+    } catch (error) {
+      this.logger?.warn({ err: error }, "trends query failed");
+      throw new AppError(ErrorCode.UNAVAILABLE, "the trends database cannot be reached");
+    }
   }
 
   /**

@@ -17,6 +17,8 @@ export interface UsageSamplerOptions {
   leads(cluster: string): boolean;
   /** Seconds between samplings; 0: no sampling (housekeeping still runs hourly). */
   intervalSeconds: number;
+  /** Label keys cells are also split by, so reports grouped by them read cell rows. */
+  labelKeys: readonly string[];
   /** Raw rows older than this are deleted (once their hour is rolled up). */
   rawRetentionHours: number;
   /** Rows (rollups included) older than this are deleted. */
@@ -67,6 +69,8 @@ export class UsageSampler {
     if (this.o.intervalSeconds <= 0) return 0;
     const aligned = new Date(Math.floor(at.getTime() / this.periodMs) * this.periodMs);
     let written = 0;
+    // Sorted, so one set of keys always makes the same cell ids.
+    const labelKeys = [...new Set(this.o.labelKeys)].sort();
     for (const cache of this.o.clusters.all()) {
       if (!this.o.leads(cache.name) || !cache.status().synced) continue;
       const samples: NodeSample[] = [];
@@ -77,6 +81,7 @@ export class UsageSampler {
         samples.push({
           node: node.name,
           cell: [cell[0]!, cell[1]!, cell[2]!, cell[3]!],
+          labels: Object.fromEntries(labelKeys.map((key) => [key, node.labels[key] ?? null])),
           cpuUsage: usage ? usage.cpuMillicores : null,
           memoryUsage: usage ? usage.memoryBytes : null,
           cpuRequests: totals.requests.cpu ?? 0,

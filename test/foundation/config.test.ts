@@ -14,7 +14,7 @@ describe("configuration", () => {
       auth: { impersonate: false, mutationRateLimit: 30 },
       limits: { maxQueryDepth: 12, maxQueryCost: 500_000 },
       maintenance: { drainTimeoutSeconds: 600 },
-      trends: { intervalSeconds: 60, rawRetentionHours: 48 },
+      trends: { intervalSeconds: 60, rawRetentionHours: 48, labelKeys: ["kubernetes.io/arch", "node.kubernetes.io/capacity-type", "karpenter.sh/capacity-type"] },
     });
   });
 
@@ -51,6 +51,8 @@ describe("configuration", () => {
     ["a retention of zero days", [], { HISTORY_RETENTION_DAYS: "0" }, /^HISTORY_RETENTION_DAYS: "0" is not a whole number from 1/],
     ["a lease namespace that is not a name", ["--lease-namespace", "Kube_System"], {}, /^--lease-namespace: "Kube_System" is not a namespace name/],
     ["a trends interval that is not a number of seconds", [], { TRENDS_INTERVAL_SECONDS: "1m" }, /^TRENDS_INTERVAL_SECONDS: "1m" is not a whole number from 0 to 86400/],
+    ["a trends label key that is no label key", ["--trends-label-keys", "team,bad key"], {}, /^--trends-label-keys: "bad key" is not a label key: /],
+    ["more trends label keys than cells should be split by", [], { TRENDS_LABEL_KEYS: "a,b,c,d,e,f,g,h,i" }, /^TRENDS_LABEL_KEYS: 9 keys; at most 8$/],
     ["a raw trends retention of zero hours", ["--trends-raw-retention-hours", "0"], {}, /^--trends-raw-retention-hours: "0" is not a whole number from 1/],
   ];
   for (const [what, argv, env, message] of invalid) {
@@ -80,7 +82,13 @@ describe("configuration", () => {
   });
 
   test("trends sampling can be turned off, and raw samples kept longer", () => {
-    assert.deepEqual(loadConfig(["--trends-interval", "0"], { TRENDS_RAW_RETENTION_HOURS: "168" }).trends, { intervalSeconds: 0, rawRetentionHours: 168 });
+    assert.deepEqual(loadConfig(["--trends-interval", "0"], { TRENDS_RAW_RETENTION_HOURS: "168", TRENDS_LABEL_KEYS: "" }).trends, { intervalSeconds: 0, rawRetentionHours: 168, labelKeys: [] });
+  });
+
+  test("trends label keys: a comma-separated list, the flag over the variable, an empty flag for none", () => {
+    assert.deepEqual(loadConfig([], { TRENDS_LABEL_KEYS: " team, example.com/tier ,team" }).trends.labelKeys, ["team", "example.com/tier"]);
+    assert.deepEqual(loadConfig(["--trends-label-keys", "env"], { TRENDS_LABEL_KEYS: "team" }).trends.labelKeys, ["env"]);
+    assert.deepEqual(loadConfig(["--trends-label-keys", ""], {}).trends.labelKeys, []);
   });
 
   test("redactDatabaseUrl drops the password", () => {

@@ -52,6 +52,8 @@ for (const backend of BACKENDS) {
     let registry: ClusterRegistry;
     let inventory: InventoryService;
     let sampler: UsageSampler;
+    /** As a replica configured without label keys samples (before `tier` was configured). */
+    let samplerWithoutKeys: UsageSampler;
     let schema: GraphQLSchema;
     const leading = new Set(["sim"]);
     /** Per sampling, per pool: what the sampler must have seen (requests by construction, usage from the simulator). */
@@ -69,8 +71,8 @@ for (const backend of BACKENDS) {
     before(async () => {
       sim = await emptySim();
       const c = sim.sim.cluster;
-      defineNode(c, { name: "a1", pool: "a", zone: "z1", instanceType: "m4", role: "worker", ...m4 });
-      defineNode(c, { name: "a2", pool: "a", zone: "z1", instanceType: "m4", role: "worker", ...m4 });
+      defineNode(c, { name: "a1", pool: "a", zone: "z1", instanceType: "m4", role: "worker", labels: { tier: "gold" }, ...m4 });
+      defineNode(c, { name: "a2", pool: "a", zone: "z1", instanceType: "m4", role: "worker", labels: { tier: "gold" }, ...m4 });
       defineNode(c, { name: "b1", pool: "b", zone: "z1", instanceType: "m4", role: "worker", ...m4 });
       definePod(c, { name: "base-a1", node: "a1", requests: { cpu: "500m", memory: "1Gi" } });
       definePod(c, { name: "base-a2", node: "a2", requests: { cpu: "250m", memory: "1Gi" } });
@@ -81,8 +83,11 @@ for (const backend of BACKENDS) {
       await eventually(() => cache().status().synced && cache().status().metricsAvailable, "sync", 10_000);
       inventory = new InventoryService(registry);
       const store = new TrendsStore(db, logger);
-      sampler = new UsageSampler({ clusters: registry, inventory, store, logger, leads: (name) => leading.has(name), intervalSeconds: 60, rawRetentionHours: 48, retentionDays: 90 });
-      schema = buildSchema([capacityResolvers(new CapacityReports(registry, inventory, store, { rawRetentionHours: 48 }))]);
+      // Cells are also split by the label `tier` (pool a's nodes are gold, b1 has none).
+      const options = { clusters: registry, inventory, store, logger, leads: (name: string) => leading.has(name), intervalSeconds: 60, rawRetentionHours: 48, retentionDays: 90 };
+      sampler = new UsageSampler({ ...options, labelKeys: ["tier"] });
+      samplerWithoutKeys = new UsageSampler({ ...options, labelKeys: [] });
+      schema = buildSchema([capacityResolvers(new CapacityReports(registry, inventory, store, { rawRetentionHours: 48, labelKeys: ["tier"] }))]);
     });
     after(async () => {
       await registry.stop();
@@ -144,6 +149,8 @@ for (const backend of BACKENDS) {
     /** By pool: read from the cell rows. By the node-pool label (same groups): read from the node rows. */
     const BY_CELL = [{ by: "NODE_POOL" }];
     const BY_NODE = [{ by: "LABEL", labelKey: "node-pool" }];
+    /** By a label key configured for trends: read from the cell rows when every row of the period carries it. */
+    const BY_TIER = [{ by: "LABEL", labelKey: "tier" }];
     /** The trends of a report, without the dimension names (which differ between the two groupings). */
     const trendsOf = (r: any) => ({ groups: r.groups.map((g: any) => [g.key.map((k: any) => k.value), g.nodeCount, g.trends]), total: r.total.trends });
 
@@ -188,10 +195,43 @@ for (const backend of BACKENDS) {
       assert.deepEqual(empty.total.trends.cpu, { peakUsage: null, p95Usage: null, peakRequests: 0, p95Requests: 0 });
     });
 
+    test("by a label key configured for trends: the same figures as by node rows; rows sampled before the key was configured are read by node", async () => {
+      const period = { since: new Date(T0).toISOString(), until: new Date(T0 + HOUR).toISOString() };
+      const byPool = await report({ groupBy: BY_CELL, ...period });
+      const byTier = await report({ groupBy: BY_TIER, ...period });
+      assert.deepEqual(byTier.groups.map((g: any) => [g.key[0].value, g.nodeCount]), [["gold", 2], [null, 1]]);
+      assert.deepEqual(byTier.groups.map((g: any) => g.trends), byPool.groups.map((g: any) => g.trends), "gold is pool a, no tier is pool b");
+      assert.deepEqual(trendsOf(await report({ groupBy: BY_TIER, filter: { labelSelector: "node-pool" }, ...period })), trendsOf(byTier), "a filter: node rows, the same answer");
+      assert.deepEqual(
+        [...new Set((await db.prisma.cellUsageSample.findMany({ where: { at: { gte: new Date(T0), lt: new Date(T0 + HOUR) } } })).map((r) => JSON.stringify([r.pool, r.labels])))].sort(),
+        [JSON.stringify(["a", { tier: "gold" }]), JSON.stringify(["b", { tier: null }])],
+        "each cell row carries the configured key's value",
+      );
+
+      // Two samplings by a replica without label keys, then two with: the cells of the first two
+      // cannot say which tier their nodes had, so the report reads node rows and counts all four.
+      const later = T0 + 120 * HOUR;
+      try {
+        await samplerWithoutKeys.sampleAt(new Date(later));
+        await samplerWithoutKeys.sampleAt(new Date(later + MINUTE));
+        await sampler.sampleAt(new Date(later + 2 * MINUTE));
+        await sampler.sampleAt(new Date(later + 3 * MINUTE));
+        const mixed = await report({ groupBy: BY_TIER, since: new Date(later).toISOString(), until: new Date(later + HOUR).toISOString() });
+        const current = seen.at(-1)!;
+        assert.deepEqual(
+          mixed.groups.map((g: any) => [g.key[0].value, g.trends.samples, g.trends.cpu.peakRequests]),
+          [["gold", 4, current.a.cpuRequests], [null, 4, current.b.cpuRequests]],
+        );
+      } finally {
+        for (const table of [db.prisma.nodeUsageSample, db.prisma.cellUsageSample] as any[]) await table.deleteMany({ where: { at: { gte: new Date(later) } } });
+      }
+    });
+
     test("over a longer period, hour by hour: the same answer from raw rows as after they are rolled up and deleted", async () => {
       const period = { since: new Date(T0 + 10 * MINUTE).toISOString(), until: new Date(T0 + 7 * HOUR).toISOString() };
       const byCell = await report({ groupBy: BY_CELL, ...period });
       const byNode = await report({ groupBy: BY_NODE, ...period });
+      const byTier = await report({ groupBy: BY_TIER, ...period });
       assert.equal(byCell.total.trends.from, new Date(T0).toISOString(), "whole hours, from the one `since` falls in");
       // Cell rows: pool a's sums over the hour are 750 x16, 1750 x3, 3750 -> hourly p95 1750, max 3750: exact.
       const a = byCell.groups[0].trends;
@@ -204,6 +244,7 @@ for (const backend of BACKENDS) {
       const usage = (node: "a1" | "a2") => seen.map((s) => s.usage[node].cpu);
       assert.deepEqual([n.cpu.peakUsage, n.cpu.p95Usage], [Math.max(...usage("a1")) + Math.max(...usage("a2")), nearestRank(usage("a1"), 0.95) + nearestRank(usage("a2"), 0.95)]);
       assert.ok(n.cpu.peakUsage >= a.cpu.peakUsage, "an hourly peak is never below the true one");
+      assert.deepEqual(byTier.groups[0].trends, a, "by the configured label key: cell rows, exact as by pool");
 
       assert.deepEqual(await sampler.housekeep(new Date()), { rolledUp: 3, deleted: 0 });
       assert.deepEqual(
@@ -215,14 +256,15 @@ for (const backend of BACKENDS) {
         ],
       );
       assert.deepEqual(
-        (await db.prisma.cellUsageHourly.findMany({ orderBy: { cell: "asc" } })).map((r) => [r.pool, r.zone, r.instanceType, r.role, r.samples, r.cpuRequests, r.cpuRequestsPeak]),
+        (await db.prisma.cellUsageHourly.findMany({ orderBy: { cell: "asc" } })).map((r) => [r.pool, r.zone, r.instanceType, r.role, r.labels, r.samples, r.cpuRequests, r.cpuRequestsPeak]),
         [
-          ["a", "z1", "m4", "worker", 20, 1750, 3750],
-          ["b", "z1", "m4", "worker", 20, 2000, 2000],
+          ["a", "z1", "m4", "worker", { tier: "gold" }, 20, 1750, 3750],
+          ["b", "z1", "m4", "worker", { tier: null }, 20, 2000, 2000],
         ],
       );
       assert.deepEqual(await report({ groupBy: BY_CELL, ...period }), byCell, "rolled up: the same answer");
       assert.deepEqual(await report({ groupBy: BY_NODE, ...period }), byNode, "rolled up: the same answer");
+      assert.deepEqual(await report({ groupBy: BY_TIER, ...period }), byTier, "rolled up: the same answer");
       assert.deepEqual(await sampler.housekeep(new Date()), { rolledUp: 0, deleted: 0 }, "nothing new to roll up");
 
       // Three samplings two hours on, with burst and spike, not rolled up yet: read from raw rows.
@@ -252,8 +294,8 @@ for (const backend of BACKENDS) {
           { cluster: "sim", name: "old", uid: "u2", conditions: { Ready: "True" }, unschedulable: false, kubeletVersion: "v1", containerRuntime: "containerd://1", labels: { "node-pool": "d" }, taints: [], firstSeenAt: new Date(T0 - 3 * HOUR), deletedAt: new Date(T0 + 98 * HOUR) },
         ],
       });
-      await store.writeSampling("sim", new Date(T0 + 100 * HOUR), [{ node: "c1", cell: ["c", null, null, null], ...sample }]);
-      await store.writeSampling("sim", new Date(T0 + 97 * HOUR), [{ node: "old", cell: ["d", null, null, null], ...sample }]);
+      await store.writeSampling("sim", new Date(T0 + 100 * HOUR), [{ node: "c1", cell: ["c", null, null, null], labels: {}, ...sample }]);
+      await store.writeSampling("sim", new Date(T0 + 97 * HOUR), [{ node: "old", cell: ["d", null, null, null], labels: {}, ...sample }]);
       const period = { since: new Date(T0 + 99 * HOUR).toISOString(), until: new Date(T0 + 101 * HOUR).toISOString() };
       const expected = [
         [["a"], 2, 0, 0],
@@ -290,7 +332,7 @@ describe("the service samples on its own", () => {
     defineNode(sim.sim.cluster, { name: "b1", pool: "b", zone: "z1", instanceType: "m4", role: "worker", ...m4 });
     const { db, dispose } = await migratedDatabase(BACKENDS[0]!);
     const { app, url } = await startTestApp(
-      { clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, trends: { intervalSeconds: 1, rawRetentionHours: 48 } },
+      { clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, trends: { intervalSeconds: 1, rawRetentionHours: 48, labelKeys: [] } },
       { database: db, recorderTuning: { leaseDurationMs: 1_500, retryPeriodMs: 200 } },
     );
     try {

@@ -41,7 +41,7 @@ export async function startTestApp(
       history: { retentionDays: 36_500, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
       limits: DEFAULTS.limits,
       maintenance: DEFAULTS.maintenance,
-      trends: { intervalSeconds: 60, rawRetentionHours: 48 },
+      trends: { intervalSeconds: 60, rawRetentionHours: 48, labelKeys: [] },
       ...config,
       auth: { ...DEFAULTS.auth, ...config.auth },
     },
