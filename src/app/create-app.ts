@@ -228,11 +228,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             for (const cache of registry.all()) {
               const status = cache.status();
               // A cluster still loading holds readiness back; one that failed does not, so an
-              // unreachable cluster never keeps the others from being served.
+              // unreachable cluster never keeps the others from being served. Probes are
+              // anonymous: the error itself (addresses, TLS details) is for the log and for
+              // authenticated callers of `clusters { lastError }`.
               checks[`cluster:${cache.name}`] = status.synced
                 ? { ok: true, ...(status.connected ? {} : { detail: "watch reconnecting; serving the last known state" }) }
                 : status.lastError
-                  ? { ok: true, detail: `unreachable: ${status.lastError}` }
+                  ? { ok: true, detail: "unreachable (its error: clusters { lastError })" }
                   : { ok: false, detail: "syncing" };
             }
             const history = recorder!.status;
