@@ -5,6 +5,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDi
 import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
 import { authorisationPlugin } from "../auth/authorisation-plugin.js";
 import { createOperationPolicy } from "../auth/operation-policy.js";
+import { localLimiter, SharedRateLimiter, type MutationLimiter } from "../auth/shared-rate-limiter.js";
 import type { Principal } from "../auth/principal.js";
 import { whoamiResolvers } from "../auth/whoami-resolvers.js";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
@@ -106,7 +107,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let stopping: Promise<void> | undefined;
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
-  const policy = createOperationPolicy(config.limits, config.auth.mutationRateLimit);
+  // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
+  const rate = config.auth.mutationRateLimit;
+  let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
+  const policy = createOperationPolicy(config.limits, rate, () => limiter);
   const contextFor = (req: IncomingMessage, principal: Principal): RequestContext => {
     const requestId = requestIdOf(req);
     return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
@@ -136,6 +140,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       database = overrides.database ?? (await openDatabase(config.database));
       logger.info({ database: database.description }, "database open");
       await database.withConnection((connection) => migrate(connection, logger));
+      if (rate > 0 && database.kind === "postgres") limiter = new SharedRateLimiter(database, rate, logger.child({ component: "auth" }));
 
       clusters = new ClusterRegistry(await clusterSources(), logger, overrides.clusterTuning);
       clusters.start();

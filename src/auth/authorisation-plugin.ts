@@ -16,7 +16,7 @@ export function authorisationPlugin(policy: OperationPolicy): ApolloServerPlugin
           // Without an operation Apollo answers with an error and runs nothing.
           if (!operation) return;
           try {
-            audit = policy.admit({ context: contextValue, schema, document, operation, variables: request.variables, transport: "http" });
+            audit = await policy.admit({ context: contextValue, schema, document, operation, variables: request.variables, transport: "http" });
           } catch (error) {
             throw withHttpStatus(error);
           }

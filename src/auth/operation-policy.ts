@@ -5,7 +5,7 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import { measureOperation } from "../graphql/operation-limits.js";
 import { outcomeOf, redactSecrets } from "./audit.js";
 import { requireRole } from "./principal.js";
-import { RateLimiter } from "./rate-limiter.js";
+import type { MutationLimiter } from "./shared-rate-limiter.js";
 
 /** Why an operation was refused, in `extensions.reason`. */
 export const RefusalReason = {
@@ -32,18 +32,18 @@ export interface OperationPolicy {
    * Lets the operation run or throws the AppError that refuses it. For a mutation it returns
    * the function that writes its audit line; a refused mutation's line is already written.
    */
-  admit(request: OperationRequest): AuditDone | undefined;
+  admit(request: OperationRequest): Promise<AuditDone | undefined>;
 }
 
 /**
  * The checks every operation passes before it runs, over HTTP and WebSocket alike: its
  * role (mutations need operator, everything else viewer), its depth and cost, and for
- * mutations the caller's rate. Resolvers may still ask for more with requireRole.
+ * mutations the caller's rate (`limiter()`: the limiter in use, none when unlimited).
+ * Resolvers may still ask for more with requireRole.
  */
-export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: number, now?: () => number): OperationPolicy {
-  const limiter = mutationRateLimit > 0 ? new RateLimiter(mutationRateLimit, now) : undefined;
+export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: number, limiter: () => MutationLimiter | undefined): OperationPolicy {
   return {
-    admit({ context, schema, document, operation, variables, transport }) {
+    async admit({ context, schema, document, operation, variables, transport }) {
       const mutation = operation.operation === "mutation";
       const fields = mutation ? rootFields(document, operation.selectionSet) : [];
       const audit: AuditDone | undefined = mutation
@@ -80,9 +80,10 @@ export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: n
             { reason: RefusalReason.QUERY_TOO_COSTLY, cost, maxCost: limits.maxQueryCost },
           );
         }
-        if (mutation && limiter) {
+        const rate = mutation ? limiter() : undefined;
+        if (rate) {
           // Each mutation field is one mutation: aliases cannot multiply the allowance.
-          const taken = limiter.take(principal.subject, Math.max(1, fields.length));
+          const taken = await rate.take(principal.subject, Math.max(1, fields.length));
           if (!taken.ok) {
             throw new AppError(
               ErrorCode.FORBIDDEN,

@@ -110,7 +110,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
         closeConnection: (code, reason) => socket.close(code, reason),
       };
       try {
-        const audit = options.policy.admit({ context, schema, document, operation, variables: payload.variables ?? undefined, transport: "websocket" });
+        const audit = await options.policy.admit({ context, schema, document, operation, variables: payload.variables ?? undefined, transport: "websocket" });
         if (audit) audits.set(context, audit);
       } catch (error) {
         if (error instanceof GraphQLError) return [error];
