@@ -260,6 +260,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         schema,
         logger,
         authenticate: (req, params) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "websocket", connectionToken(params, req))),
+        credentialsChanged: (listener) => authenticator.onCredentialsChanged(listener),
         contextFor,
         policy,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },

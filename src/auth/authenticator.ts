@@ -48,6 +48,8 @@ export interface Authenticator {
   start(host: string): void;
   stop(): void;
   authenticate(credentials: Credentials): Promise<Authentication>;
+  /** Calls `listener` when the accepted credentials change (the tokens file re-read); returns how to stop. */
+  onCredentialsChanged(listener: () => void): () => void;
 }
 
 const UNAUTHENTICATED = (message: string, presented: boolean): Authentication => ({ ok: false, code: ErrorCode.UNAUTHENTICATED, message, presented });
@@ -96,6 +98,9 @@ export function createAuthenticator(config: AuthConfig, logger: Logger, tuning: 
     },
     stop() {
       tokens?.stop();
+    },
+    onCredentialsChanged(listener) {
+      return tokens ? tokens.onReload(listener) : () => {};
     },
     async authenticate(credentials) {
       const { reason, ...decision } = await decide(credentials);

@@ -87,11 +87,13 @@ export function readTokensFile(file: string): TokenEntry[] {
  */
 export class TokenStore {
   private entries: TokenEntry[] = [];
+  private readonly listeners = new Set<() => void>();
   private readonly onChange = (current: Stats, previous: Stats) => {
     if (current.mtimeMs === previous.mtimeMs && current.size === previous.size && current.ino === previous.ino) return;
     try {
       this.entries = readTokensFile(this.file);
       this.logger.info({ file: this.file, tokens: this.entries.length }, "tokens file re-read");
+      for (const listener of this.listeners) listener();
     } catch (error) {
       this.logger.error({ file: this.file, problem: (error as Error).message }, "tokens file changed but cannot be used: keeping the tokens read before");
     }
@@ -111,6 +113,12 @@ export class TokenStore {
 
   stop(): void {
     unwatchFile(this.file, this.onChange);
+  }
+
+  /** Calls `listener` after each re-read that changed the tokens; returns how to stop. */
+  onReload(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /**

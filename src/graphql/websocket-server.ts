@@ -38,6 +38,8 @@ export interface GraphqlWebSocketOptions {
   contextFor(request: IncomingMessage, principal: Principal): RequestContext;
   /** Roles, limits and audit of each operation, as over HTTP. */
   policy: OperationPolicy;
+  /** Subscribes to changes of the accepted credentials (a tokens file re-read); returns how to stop. */
+  credentialsChanged?(listener: () => void): () => void;
   parseOptions?: ParseOptions;
   formatError(error: GraphQLError): GraphQLFormattedError;
   /** Interval of WebSocket pings; a peer that misses a pong for as long is dropped. */
@@ -63,6 +65,9 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
   /** Audit lines of mutations, finished when their result is known. */
   const audits = new WeakMap<object, AuditDone>();
 
+  /** Acknowledged connections and what they authenticated with, checked again when credentials change. */
+  const authenticated = new Map<WebSocket, { request: IncomingMessage; connectionParams: Record<string, unknown> | undefined }>();
+
   /** Closes with 4401, 4403 or 1013 (graphql-ws clients know the first two) and the caller's message. */
   const refuse = (socket: WebSocket, auth: Extract<Authentication, { ok: false }>) => {
     socket.close(REFUSAL_CLOSE[auth.code], truncateUtf8(auth.message, 123));
@@ -78,6 +83,8 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
         // graphql-ws then closes with 4403 itself, which ws ignores: the socket is closing.
         return false;
       }
+      authenticated.set(socket, { request, connectionParams: ctx.connectionParams });
+      socket.once("close", () => authenticated.delete(socket));
       if (auth.expiresAt !== undefined) {
         // A connection lives no longer than the token it was opened with.
         const expiry = setTimeout(() => socket.close(CloseCode.Unauthorized, "The token has expired"), Math.max(0, auth.expiresAt - Date.now()));
@@ -183,11 +190,25 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
     });
   });
 
+  // A token taken out of the tokens file ends its connections at once, subscriptions included,
+  // rather than at their next operation (which a long-lived subscription may never send).
+  const stopWatchingCredentials = options.credentialsChanged?.(() => {
+    for (const [socket, { request, connectionParams }] of authenticated) {
+      options.authenticate(request, connectionParams).then(
+        (auth) => {
+          if (!auth.ok && auth.code !== ErrorCode.UNAVAILABLE) refuse(socket, auth);
+        },
+        (error) => logger.error({ err: error }, "re-checking a connection's credentials failed"),
+      );
+    }
+  });
+
   let closing: Promise<void> | undefined;
   return {
     connectionCount: () => wss.clients.size,
     close() {
       closing ??= new Promise<void>((resolve) => {
+        stopWatchingCredentials?.();
         httpServer.off("upgrade", onUpgrade);
         for (const client of wss.clients) client.close(GOING_AWAY, "Server shutting down");
         // A client that never answers the close handshake must not hold shutdown up.

@@ -96,17 +96,25 @@ describe("graphql-ws callers", () => {
     }
   });
 
-  test("a token taken out of the tokens file ends its open connection at the next operation (4401)", async () => {
+  test("a token taken out of the tokens file ends its open connections when the file is re-read (4401), a streaming subscription too", async () => {
     const admin = wsClient(url, { token: TOKENS.admin });
+    const viewer = wsClient(url, { token: TOKENS.viewer });
     try {
       assert.equal((await runOverWs(admin, WHOAMI)).result.data.whoami.subject, "ada");
+      // A subscription that sends nothing more: only the server can end it.
+      const streaming = runOverWs(admin, `subscription { maintenanceEvents { kind } }`);
+      const other = runOverWs(viewer, `subscription { maintenanceEvents { kind } }`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
       file.write(TOKEN_ENTRIES.filter((e) => e.subject !== "ada"));
-      await eventually(async () => (await init(url, { token: TOKENS.admin })).acked === false, "the file re-read");
-      const refused = await runOverWs(admin, WHOAMI);
-      assert.equal(refused.error?.code, 4401);
+      const ended = await Promise.race([streaming, new Promise<undefined>((resolve) => setTimeout(resolve, 5_000, undefined))]);
+      assert.equal(ended?.error?.code, 4401, "closed without any further operation");
+      assert.equal(ended.error.reason, "The token is not valid");
+      assert.equal((await init(url, { token: TOKENS.admin })).acked, false, "and the token opens no new connection");
+      assert.equal((await runOverWs(viewer, WHOAMI)).result.data.whoami.subject, "vera", "a connection whose token stays is left alone");
+      assert.equal(await Promise.race([other.then(() => "ended"), new Promise((resolve) => setTimeout(resolve, 100, "streaming"))]), "streaming");
     } finally {
       file.write(TOKEN_ENTRIES);
-      await admin.dispose();
+      await Promise.all([admin.dispose(), viewer.dispose()]);
     }
   });
 });
