@@ -74,10 +74,10 @@ export class HistoryStore {
           }
         }
         const select = { id: true, node: true } as const;
-        const writtenTransitions = transitions.length ? await tx.conditionTransition.createManyAndReturn({ data: transitions, skipDuplicates: true, select }) : [];
-        const writtenChanges = changes.length ? await tx.nodeChange.createManyAndReturn({ data: changes, skipDuplicates: true, select: { node: true, field: true, after: true } }) : [];
-        const writtenEvents = maintenance.length ? await tx.maintenanceEvent.createManyAndReturn({ data: maintenance, skipDuplicates: true, select }) : [];
-        if (touched.size) await upsertStates(tx, cluster, [...touched].map((name) => [name, state.get(name)!] as const));
+        const writtenTransitions = await inChunks(transitions, (data) => tx.conditionTransition.createManyAndReturn({ data, skipDuplicates: true, select }));
+        const writtenChanges = await inChunks(changes, (data) => tx.nodeChange.createManyAndReturn({ data, skipDuplicates: true, select: { node: true, field: true, after: true } }));
+        const writtenEvents = await inChunks(maintenance, (data) => tx.maintenanceEvent.createManyAndReturn({ data, skipDuplicates: true, select }));
+        await inChunks([...touched].map((name) => [name, state.get(name)!] as const), (states) => upsertStates(tx, cluster, states).then(() => []));
 
         const at = new Date().toISOString();
         const notices = new Map<string, HistoryNotice>();
@@ -99,7 +99,22 @@ export class HistoryStore {
   }
 }
 
-/** One INSERT … ON CONFLICT for every touched node: a batch costs one statement, not one per node. */
+/**
+ * Rows per statement. A reconcile writes a row or more for every node of a cluster at once:
+ * past about 3,000 rows Prisma splits one createMany by its bind-parameter limit and sends the
+ * parts concurrently on the transaction's connection (pg 8 queues them with a deprecation
+ * warning; pg 9 would refuse), and one node_state upsert of ~5,500 nodes would pass
+ * PostgreSQL's 65,535 parameters. So rows go in parts of this size, one after the other.
+ */
+const ROWS_PER_STATEMENT = 1_000;
+
+async function inChunks<T, R>(rows: readonly T[], write: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
+  const written: R[] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) written.push(...(await write(rows.slice(i, i + ROWS_PER_STATEMENT))));
+  return written;
+}
+
+/** One INSERT … ON CONFLICT for the touched nodes (a part of them): one statement, not one per node. */
 async function upsertStates(tx: Prisma.TransactionClient, cluster: string, states: (readonly [string, NodeSnapshot])[]): Promise<void> {
   const rows = states.map(
     ([name, s]) =>
