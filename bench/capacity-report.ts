@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { SETTINGS } from "../src/config/config.js";
 import { groupValue, type ReportGrouping } from "../src/reports/grouping.js";
 import { freshPostgres, percentile, rssMiB, spawnUntil, stop } from "./support.js";
 
@@ -34,8 +35,8 @@ const sim = await spawnUntil(
   ["--max-old-space-size=4096"],
 );
 // Sampling off: the bench seeds its own samples and wants no writes of its own meanwhile.
-// Trends are also summed by the spot/on-demand label (the default keys include it).
-const LABEL_KEYS = ["kubernetes.io/arch", "node.kubernetes.io/capacity-type", "karpenter.sh/capacity-type"];
+// Trends are also summed by the default label keys (spot/on-demand among them); the seeded cells carry them too.
+const LABEL_KEYS = SETTINGS.trendsLabelKeys.default.split(",");
 const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig, "--trends-interval", "0", "--trends-label-keys", LABEL_KEYS.join(",")], /"url":"([^"]+)","graphql"/, { DATABASE_URL: fresh.url });
 const url = service.match[1]!;
 const client = new pg.Client({ connectionString: fresh.url });

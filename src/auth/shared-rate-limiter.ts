@@ -1,4 +1,5 @@
 import type { Database } from "../db/database.js";
+import { Prisma } from "../db/generated/client.js";
 import type { Logger } from "../log/logger.js";
 import { RateLimiter, type Take } from "./rate-limiter.js";
 
@@ -40,22 +41,19 @@ export class SharedRateLimiter implements MutationLimiter {
   async take(key: string, n = 1): Promise<Take> {
     // More than a full bucket can never pass: a minute is the honest answer to "when".
     if (n > this.perMinute) return { ok: false, retryAfterSeconds: 60 };
-    const cap = this.perMinute;
     const perSecond = this.perMinute / 60;
+    // What the bucket of row `a` holds now: refilled for the time since `at`, up to full.
+    const available = Prisma.sql`least(${this.perMinute}::float8, a.tokens + extract(epoch FROM now() - a.at)::float8 * ${perSecond}::float8)`;
     try {
-      const taken = await this.database.prisma.$queryRaw<{ tokens: number }[]>`
-        INSERT INTO mutation_allowance AS a (subject, tokens, at) VALUES (${key}, ${cap}::float8 - ${n}::float8, now())
-        ON CONFLICT (subject) DO UPDATE
-          SET tokens = least(${cap}::float8, a.tokens + extract(epoch FROM now() - a.at)::float8 * ${perSecond}::float8) - ${n}::float8, at = now()
-          WHERE least(${cap}::float8, a.tokens + extract(epoch FROM now() - a.at)::float8 * ${perSecond}::float8) >= ${n}::float8
-        RETURNING tokens`;
+      const taken = await this.database.prisma.$queryRaw<unknown[]>`
+        INSERT INTO mutation_allowance AS a (subject, tokens, at) VALUES (${key}, ${this.perMinute - n}::float8, now())
+        ON CONFLICT (subject) DO UPDATE SET tokens = ${available} - ${n}::float8, at = now() WHERE ${available} >= ${n}::float8
+        RETURNING 1`;
       let result: Take = { ok: true };
       if (taken.length === 0) {
         const [row] = await this.database.prisma.$queryRaw<{ available: number }[]>`
-          SELECT least(${cap}::float8, tokens + extract(epoch FROM now() - at)::float8 * ${perSecond}::float8) AS available
-          FROM mutation_allowance WHERE subject = ${key}`;
-        const missing = n - (row?.available ?? cap);
-        result = { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(missing / perSecond)) };
+          SELECT ${available} AS available FROM mutation_allowance a WHERE a.subject = ${key}`;
+        result = { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((n - (row?.available ?? this.perMinute)) / perSecond)) };
       }
       if (this.failing) this.logger.info("the mutation rate limit is shared through the database again");
       this.failing = false;

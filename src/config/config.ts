@@ -254,7 +254,7 @@ function trendsLabelKeys(flags: Record<string, unknown>, env: NodeJS.ProcessEnv)
   // The flag or variable set to "" means none; pick() would read an empty variable as unset.
   const s = SETTINGS.trendsLabelKeys;
   const text = typeof flags[s.flag] === "string" ? (flags[s.flag] as string) : (env[s.env] ?? s.default);
-  const keys = [...new Set(text.split(",").map((key) => key.trim()).filter(Boolean))];
+  const keys = [...new Set(commaList(text))];
   const source = describeSource("trendsLabelKeys", flags);
   for (const key of keys) {
     const errors = labelKeyErrors(key);
@@ -262,6 +262,11 @@ function trendsLabelKeys(flags: Record<string, unknown>, env: NodeJS.ProcessEnv)
   }
   if (keys.length > MAX_TRENDS_LABEL_KEYS) throw new ConfigError(`${source}: ${keys.length} keys; at most ${MAX_TRENDS_LABEL_KEYS}`);
   return keys;
+}
+
+/** `a, b,,c` → ["a", "b", "c"]. */
+function commaList(text: string): string[] {
+  return text.split(",").map((item) => item.trim()).filter(Boolean);
 }
 
 function wholeNumber(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv, min: number, max: number): number {
@@ -330,7 +335,7 @@ function oidcConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Oid
 
 /** `a=admin, b=operator` → { a: "admin", b: "operator" }. */
 function roleMap(text: string, source: string): Record<string, Role> {
-  const entries = text.split(",").map((entry) => entry.trim()).filter(Boolean).map((entry) => {
+  const entries = commaList(text).map((entry) => {
     const at = entry.lastIndexOf("=");
     const role = entry.slice(at + 1).trim() as Role;
     if (at <= 0 || !ROLES.includes(role)) {
@@ -357,7 +362,7 @@ function historyConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): 
 function clustersConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): ClustersConfig {
   const kubeconfigs = (pick("kubeconfig", flags, env) ?? "").split(":").filter(Boolean);
   const fromFlags = flags[SETTINGS.context.flag] as string[] | undefined;
-  const contexts = fromFlags?.length ? fromFlags : (env[SETTINGS.context.env] ?? "").split(",").map((c) => c.trim()).filter(Boolean);
+  const contexts = fromFlags?.length ? fromFlags : commaList(env[SETTINGS.context.env] ?? "");
   const simulateText = pick("simulate", flags, env);
   if (simulateText === undefined) return { kubeconfigs, contexts };
   const simulate = Number(simulateText);

@@ -77,7 +77,7 @@ export class HistoryStore {
         const writtenTransitions = await inChunks(transitions, (data) => tx.conditionTransition.createManyAndReturn({ data, skipDuplicates: true, select }));
         const writtenChanges = await inChunks(changes, (data) => tx.nodeChange.createManyAndReturn({ data, skipDuplicates: true, select: { node: true, field: true, after: true } }));
         const writtenEvents = await inChunks(maintenance, (data) => tx.maintenanceEvent.createManyAndReturn({ data, skipDuplicates: true, select }));
-        await inChunks([...touched].map((name) => [name, state.get(name)!] as const), (states) => upsertStates(tx, cluster, states).then(() => []));
+        await upsertStates(tx, cluster, [...touched].map((name) => [name, state.get(name)!] as const));
 
         const at = new Date().toISOString();
         const notices = new Map<string, HistoryNotice>();
@@ -108,14 +108,23 @@ export class HistoryStore {
  */
 const ROWS_PER_STATEMENT = 1_000;
 
-async function inChunks<T, R>(rows: readonly T[], write: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
+function* parts<T>(rows: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) yield rows.slice(i, i + ROWS_PER_STATEMENT);
+}
+
+/** Writes `rows` part by part and returns what every part's statement returned. */
+async function inChunks<T, R>(rows: readonly T[], write: (part: T[]) => Promise<R[]>): Promise<R[]> {
   const written: R[] = [];
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) written.push(...(await write(rows.slice(i, i + ROWS_PER_STATEMENT))));
+  for (const part of parts(rows)) written.push(...(await write(part)));
   return written;
 }
 
-/** One INSERT … ON CONFLICT for the touched nodes (a part of them): one statement, not one per node. */
+/** One INSERT … ON CONFLICT per part of the touched nodes: a statement per 1,000 nodes, not one per node. */
 async function upsertStates(tx: Prisma.TransactionClient, cluster: string, states: (readonly [string, NodeSnapshot])[]): Promise<void> {
+  for (const part of parts(states)) await upsertPart(tx, cluster, part);
+}
+
+async function upsertPart(tx: Prisma.TransactionClient, cluster: string, states: (readonly [string, NodeSnapshot])[]): Promise<void> {
   const rows = states.map(
     ([name, s]) =>
       Prisma.sql`(${cluster}, ${name}, ${s.uid}, ${JSON.stringify(s.conditions)}::jsonb, ${s.unschedulable}, ${s.kubeletVersion},

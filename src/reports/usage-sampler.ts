@@ -42,7 +42,12 @@ export class UsageSampler {
   private housekeptHour = -1;
   private failing = false;
 
-  constructor(private readonly o: UsageSamplerOptions) {}
+  /** Sorted, so one set of keys always makes the same cell ids. */
+  private readonly labelKeys: readonly string[];
+
+  constructor(private readonly o: UsageSamplerOptions) {
+    this.labelKeys = [...new Set(o.labelKeys)].sort();
+  }
 
   /** The timer's period: the interval, or an hour (for housekeeping alone) when sampling is off. */
   private get periodMs(): number {
@@ -69,8 +74,6 @@ export class UsageSampler {
     if (this.o.intervalSeconds <= 0) return 0;
     const aligned = new Date(Math.floor(at.getTime() / this.periodMs) * this.periodMs);
     let written = 0;
-    // Sorted, so one set of keys always makes the same cell ids.
-    const labelKeys = [...new Set(this.o.labelKeys)].sort();
     for (const cache of this.o.clusters.all()) {
       if (!this.o.leads(cache.name) || !cache.status().synced) continue;
       const samples: NodeSample[] = [];
@@ -81,7 +84,7 @@ export class UsageSampler {
         samples.push({
           node: node.name,
           cell: [cell[0]!, cell[1]!, cell[2]!, cell[3]!],
-          labels: Object.fromEntries(labelKeys.map((key) => [key, node.labels[key] ?? null])),
+          labels: Object.fromEntries(this.labelKeys.map((key) => [key, node.labels[key] ?? null])),
           cpuUsage: usage ? usage.cpuMillicores : null,
           memoryUsage: usage ? usage.memoryBytes : null,
           cpuRequests: totals.requests.cpu ?? 0,
