@@ -1,9 +1,14 @@
 /**
  * The three PATCH flavours kubectl and clients send: JSON merge patch (RFC
- * 7386), strategic merge patch (lists of known fields merged by their key, as
- * the apiserver does from the Go struct tags), and JSON patch (RFC 6902).
+ * 7396), strategic merge patch (lists of known fields merged by their key, as
+ * the apiserver does from the Go struct tags), and JSON patch (RFC 6902, by
+ * fast-json-patch; test/sim/json-patch-conformance.test.ts runs the public
+ * RFC 6902 suite against the PATCH endpoint).
  */
-import { badRequest, ApiError } from "./status.js";
+import jsonPatchLibrary, { type Operation } from "fast-json-patch";
+import { badRequest, requestEntityTooLarge, unsupportedMediaType, ApiError } from "./status.js";
+
+const { applyPatch: applyJsonPatch, JsonPatchError } = jsonPatchLibrary;
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
@@ -12,7 +17,7 @@ function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** RFC 7386: objects merge, null deletes, anything else (lists too) replaces. */
+/** RFC 7396: objects merge, null deletes, anything else (lists too) replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;
   const out: JsonObject = isObject(target) ? { ...target } : {};
@@ -115,115 +120,62 @@ function mergeList(current: Json[], patch: Json[], key: string, order: Json | un
   return out;
 }
 
-interface JsonPatchOp {
-  op: string;
-  path: string;
-  from?: string;
-  value?: Json;
+/** The operations RFC 6902 defines (the library also knows a private `_get`, which the apiserver refuses). */
+const JSON_PATCH_OPS = new Set(["add", "remove", "replace", "move", "copy", "test"]);
+/** The apiserver's limit on operations in one JSON patch. */
+const MAX_JSON_PATCH_OPERATIONS = 10_000;
+
+/**
+ * A JSON patch the document refused, as the apiserver answers it: 422 Invalid
+ * with the patch library's message as the one cause.
+ */
+function patchDoesNotApply(message: string): ApiError {
+  return new ApiError({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "the server rejected our request due to an error in our request", reason: "Invalid", details: { causes: [{ reason: "UnexpectedServerResponse", message }] }, code: 422 });
 }
 
-function pointer(path: string): string[] {
-  if (path === "") return [];
-  if (!path.startsWith("/")) throw badRequest(`invalid JSON pointer: ${path}`);
-  return path
-    .slice(1)
-    .split("/")
-    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
-}
-
-function parentOf(doc: Json, parts: string[], op: string): { parent: JsonObject | Json[]; last: string } {
-  let cur: Json = doc;
-  for (const p of parts.slice(0, -1)) {
-    if (Array.isArray(cur)) cur = cur[Number(p)] as Json;
-    else if (isObject(cur)) cur = cur[p] as Json;
-    else cur = undefined as unknown as Json;
-    if (cur === undefined || cur === null || typeof cur !== "object") {
-      throw new ApiError({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: `the server rejected our request due to an error in our request`, reason: "Invalid", code: 422, details: { causes: [{ reason: "FieldValueInvalid", message: `${op} operation does not apply: doc is missing path: /${parts.join("/")}`, field: "" }] } });
-    }
+/** What went wrong, in one line: the operation and the library's reason (never the document, which its message includes). */
+function describeFailure(err: unknown, ops: JsonObject[]): string | undefined {
+  if (err instanceof JsonPatchError) {
+    const op = ops[err.index ?? 0] ?? {};
+    const reason = err.name === "TEST_OPERATION_FAILED" ? "test failed" : err.message.split("\n")[0];
+    return `${String(op.op)} operation ${err.index ?? 0} on ${JSON.stringify(op.path)} does not apply: ${reason}`;
   }
-  return { parent: cur as JsonObject | Json[], last: parts[parts.length - 1]! };
+  // The library's guard against prototype pollution (`__proto__`, `constructor/prototype` in a path).
+  if (err instanceof TypeError && err.message.startsWith("JSON-Patch: modifying `__proto__`")) return "a path may not name __proto__ or constructor/prototype";
+  return undefined;
 }
 
-function getAt(doc: Json, path: string): Json {
-  let cur: Json = doc;
-  for (const p of pointer(path)) {
-    if (Array.isArray(cur)) cur = cur[Number(p)] as Json;
-    else if (isObject(cur)) cur = cur[p] as Json;
-    else return undefined as unknown as Json;
-  }
-  return cur;
-}
-
-function removeAt(doc: Json, path: string): Json {
-  const parts = pointer(path);
-  const { parent, last } = parentOf(doc, parts, "remove");
-  if (Array.isArray(parent)) {
-    const i = Number(last);
-    if (!(i >= 0 && i < parent.length)) throw badRequest(`remove operation does not apply: doc is missing path: ${path}`);
-    return parent.splice(i, 1)[0]!;
-  }
-  if (!(last in parent)) throw badRequest(`remove operation does not apply: doc is missing path: ${path}`);
-  const v = parent[last]!;
-  delete parent[last];
-  return v;
-}
-
-function addAt(doc: Json, path: string, value: Json, replace: boolean): Json {
-  const parts = pointer(path);
-  if (parts.length === 0) return value;
-  const { parent, last } = parentOf(doc, parts, replace ? "replace" : "add");
-  if (Array.isArray(parent)) {
-    const i = last === "-" ? parent.length : Number(last);
-    if (replace) parent[i] = value;
-    else parent.splice(i, 0, value);
-  } else {
-    if (replace && !(last in parent)) throw badRequest(`replace operation does not apply: doc is missing key: ${path}`);
-    parent[last] = value;
-  }
-  return doc;
-}
-
-/** RFC 6902 operations applied to a deep copy of `target`. */
+/**
+ * RFC 6902 operations applied to a deep copy of `target` by fast-json-patch,
+ * with every operation validated. As in the apiserver: a body that is not a
+ * list of objects is 400, more than 10,000 operations 413, and any operation
+ * that does not apply 422 (nothing of the patch is applied).
+ */
 export function jsonPatch(target: unknown, ops: unknown): unknown {
-  if (!Array.isArray(ops)) throw badRequest("json patch must be a list of operations");
-  let doc = structuredClone(target) as Json;
-  for (const op of ops as JsonPatchOp[]) {
-    const value = op.value === undefined ? (undefined as unknown as Json) : structuredClone(op.value);
-    switch (op.op) {
-      case "add":
-        doc = addAt(doc, op.path, value, false);
-        break;
-      case "replace":
-        doc = addAt(doc, op.path, value, true);
-        break;
-      case "remove":
-        removeAt(doc, op.path);
-        break;
-      case "move": {
-        const v = removeAt(doc, op.from ?? "");
-        doc = addAt(doc, op.path, v, false);
-        break;
-      }
-      case "copy":
-        doc = addAt(doc, op.path, structuredClone(getAt(doc, op.from ?? "")), false);
-        break;
-      case "test":
-        if (JSON.stringify(getAt(doc, op.path)) !== JSON.stringify(value)) {
-          throw new ApiError({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: `the server rejected our request due to an error in our request`, reason: "Invalid", code: 422, details: { causes: [{ reason: "FieldValueInvalid", message: `testing value ${op.path} failed`, field: "" }] } });
-        }
-        break;
-      default:
-        throw badRequest(`Unexpected kind: ${op.op}`);
-    }
+  if (!Array.isArray(ops) || !ops.every(isObject)) throw badRequest("json patch must be a list of operation objects");
+  if (ops.length > MAX_JSON_PATCH_OPERATIONS) throw requestEntityTooLarge(`The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${ops.length}`);
+  const foreign = ops.find((op) => !JSON_PATCH_OPS.has(op.op as string));
+  if (foreign) throw patchDoesNotApply(`Unexpected kind: ${String(foreign.op)}`);
+  try {
+    return applyJsonPatch(target, ops as unknown as Operation[], true, false).newDocument;
+  } catch (err) {
+    const message = describeFailure(err, ops);
+    if (message === undefined) throw err;
+    throw patchDoesNotApply(message);
   }
-  return doc;
 }
+
+const MERGE_PATCH = "application/merge-patch+json";
+const STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json";
+const JSON_PATCH = "application/json-patch+json";
+/** The PATCH body types served (server-side apply's application/apply-patch+yaml is not). */
+export const PATCH_MEDIA_TYPES: readonly string[] = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH];
 
 /** Apply a PATCH body of the given Content-Type. */
 export function applyPatch(contentType: string, target: unknown, patch: unknown): unknown {
-  const type = contentType.split(";")[0]!.trim();
-  if (type === "application/merge-patch+json") return mergePatch(target, patch);
-  if (type === "application/strategic-merge-patch+json") return strategicMergePatch(target, patch);
-  if (type === "application/json-patch+json") return jsonPatch(target, patch);
-  throw new ApiError({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`, reason: "UnsupportedMediaType", code: 415 });
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  if (type === MERGE_PATCH) return mergePatch(target, patch);
+  if (type === STRATEGIC_MERGE_PATCH) return strategicMergePatch(target, patch);
+  if (type === JSON_PATCH) return jsonPatch(target, patch);
+  throw unsupportedMediaType(PATCH_MEDIA_TYPES);
 }

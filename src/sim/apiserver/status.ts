@@ -93,8 +93,13 @@ export function methodNotAllowed(message = "the server does not allow this metho
   return failure(405, "MethodNotAllowed", message);
 }
 
-export function unsupportedMediaType(contentType: string): ApiError {
-  return failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`);
+/** A body of a type the server does not read, as the apiserver's content negotiation answers it. */
+export function unsupportedMediaType(accepted: readonly string[]): ApiError {
+  return failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`);
+}
+
+export function requestEntityTooLarge(message: string): ApiError {
+  return failure(413, "RequestEntityTooLarge", `Request entity too large: ${message}`);
 }
 
 export function pathNotFound(): ApiError {
