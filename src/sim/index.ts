@@ -88,8 +88,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
   });
   generateCluster(cluster, { nodes: options.nodes ?? 50, ...(options.podsPerNode !== undefined ? { podsPerNode: options.podsPerNode } : {}) });
-  const router = new ApiServer(cluster, options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {});
-  const tls = options.tls ? selfSignedCertificate(options.host ?? "127.0.0.1") : undefined;
+  const host = options.host ?? "127.0.0.1";
+  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}) });
+  const tls = options.tls ? selfSignedCertificate(host) : undefined;
   const server: Server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, router.handle) : createServer(router.handle);
   server.keepAliveTimeout = 65_000;
   const sockets = new Set<Socket>();
@@ -97,7 +98,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve());

@@ -1,6 +1,7 @@
 /**
  * The HTTP face of the simulator, laid out as kube-apiserver's handler chain:
- * intake (body, request log and counters), routing (./routing.ts), then the
+ * intake (body, request log and counters), request guards (Host, Origin,
+ * Content-Type: ./request-guards.ts), routing (./routing.ts), then the
  * handler for the verb: reads (./list.ts), watches (./watch.ts), writes
  * (./writes.ts), subresources (./subresources.ts) and metrics.k8s.io
  * (./metrics-api.ts). Everything answers JSON; every failure is a
@@ -10,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimCluster } from "../cluster.js";
 import { badRequest, methodNotAllowed, toApiError } from "./status.js";
 import { resolveRoute } from "./routing.js";
+import { refusal, type ServerIdentity } from "./request-guards.js";
 import { serveGet, serveList } from "./list.js";
 import { WatchServer } from "./watch.js";
 import { serveCreate, serveDelete, servePatch, serveUpdate } from "./writes.js";
@@ -20,7 +22,7 @@ import { SelectorParseError } from "../../k8s/label-selector.js";
 
 export type { RequestRecord } from "./request.js";
 
-export interface ApiServerOptions {
+export interface ApiServerOptions extends Partial<ServerIdentity> {
   /** Interval of BOOKMARK events on watches that allow them (wall ms). */
   bookmarkIntervalMs?: number;
   /** Longest request log kept. */
@@ -42,7 +44,10 @@ export class ApiServer {
     private readonly options: ApiServerOptions = {},
   ) {
     this.watches = new WatchServer(cluster, options.bookmarkIntervalMs);
+    this.identity = { listenHost: options.listenHost ?? "127.0.0.1", scheme: options.scheme ?? "http" };
   }
+
+  private readonly identity: ServerIdentity;
 
   /** Close every watch stream (used by stop and dropConnections). */
   closeWatches(): void {
@@ -61,8 +66,12 @@ export class ApiServer {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       try {
+        const body = Buffer.concat(chunks);
+        // Guards first: a refused request does nothing at all, not even a tick.
+        const refused = refusal({ method: req.method ?? "GET", headers: req.headers, bodyLength: body.length }, this.identity);
+        if (refused) throw refused;
         this.cluster.tick();
-        this.route(req, res, Buffer.concat(chunks), record);
+        this.route(req, res, body, record);
       } catch (err) {
         this.fail(res, err);
       }

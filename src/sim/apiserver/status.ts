@@ -98,6 +98,11 @@ export function unsupportedMediaType(accepted: readonly string[]): ApiError {
   return failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`);
 }
 
+/** A request refused before any resource is looked at (the apiserver's Forbidden has empty details here). */
+export function forbidden(message: string): ApiError {
+  return failure(403, "Forbidden", message, {});
+}
+
 export function requestEntityTooLarge(message: string): ApiError {
   return failure(413, "RequestEntityTooLarge", `Request entity too large: ${message}`);
 }
