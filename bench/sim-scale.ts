@@ -1,7 +1,8 @@
 /**
  * Scale bench for the simulator: generate 5,000 nodes and ~150,000 pods in one
  * process, then time full LISTs over HTTP (JSON and Table), a field-selected
- * pod list, and the fan-out of node changes to many watchers; print memory.
+ * pod list, the fan-out of node changes to many watchers, and how soon a watch
+ * ends after its timeoutSeconds; print memory.
  *
  *   node dist/bench/sim-scale.js [--nodes 5000] [--pods-per-node 30] [--watchers 200]
  */
@@ -92,6 +93,14 @@ while (received < expected && Date.now() < deadline) await new Promise((r) => se
 const fanMs = performance.now() - tw;
 console.log(`${`${changes} node changes to ${watcherCount} watchers`.padEnd(44)} ${ms(fanMs)} (${received}/${expected} events, ${((received / fanMs) * 1000).toFixed(0)} events/s)`);
 for (const req of requests) req.destroy();
+
+// Watch timeoutSeconds: how long after the time asked the stream ends, as a ratio to it.
+for (const seconds of [1, 2]) {
+  const tt = performance.now();
+  await fetchBytes(`${sim.url}/api/v1/nodes?watch=1&resourceVersion=${store.resourceVersion}&allowWatchBookmarks=true&timeoutSeconds=${seconds}`);
+  const took = performance.now() - tt;
+  console.log(`${`watch with timeoutSeconds=${seconds} ends after`.padEnd(44)} ${ms(took)} (${(took / (seconds * 1000)).toFixed(2)}x the time asked)`);
+}
 
 const end = process.memoryUsage();
 console.log(`${"memory at end".padEnd(44)} rss ${mb(end.rss)}, heap used ${mb(end.heapUsed)}`);
