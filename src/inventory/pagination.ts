@@ -8,14 +8,13 @@
  */
 
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { OrderDirection } from "../graphql/generated/resolvers-types.js";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
 
 /** Page size used when `first` is omitted. */
 export const DEFAULT_PAGE_SIZE = 100;
 /** The largest `first` a client may ask for. */
 export const MAX_PAGE_SIZE = 5000;
-
-export type OrderDirection = "ASC" | "DESC";
 
 /** Which ordering a list is sorted by; a cursor is only valid for the ordering that made it. */
 export interface OrderSpec {

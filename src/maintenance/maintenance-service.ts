@@ -6,13 +6,14 @@ import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import { KubeApiError } from "../cluster/kube-client.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { DrainOptions as DrainOptionsInput } from "../graphql/generated/resolvers-types.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import type { Logger } from "../log/logger.js";
 import type { PubSub } from "../pubsub/pubsub.js";
 import { ClusterWriter } from "./cluster-writer.js";
 import { DEFAULT_DRAIN_TIMING, executeDrain, readPlan, type DrainTiming } from "./drain-executor.js";
 import { isActive, type DrainOperation } from "./drain-operation.js";
-import { drainOptions, type DrainOptionsInput } from "./drain-plan.js";
+import { drainOptions } from "./drain-plan.js";
 import { drainEvent, type DrainEventRecord, type DrainStore } from "./drain-store.js";
 
 export interface MaintenanceTuning extends Partial<DrainTiming> {

@@ -1,7 +1,7 @@
 import type { RequestContext } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
 import type { MaintenanceEventView } from "../history/history-queries.js";
-import { compileNodeFilter, type NodeFilterInput } from "../inventory/node-filter.js";
+import { compileNodeFilter } from "../inventory/node-filter.js";
 import { BoundedQueue } from "./bounded-queue.js";
 import type { NodeStatusEvent, SubscriptionHub } from "./subscription-hub.js";
 
@@ -34,7 +34,7 @@ export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIB
   return {
     Subscription: {
       nodeStatusChanged: {
-        subscribe: (_root: unknown, args: { cluster?: string | null; filter?: NodeFilterInput | null }, context: RequestContext) => {
+        subscribe: (_root, args, context) => {
           // Validated at subscribe time, so a bad selector is an error, not a silent stream.
           const matches = compileNodeFilter(args.filter);
           const hasFilter = args.filter != null && Object.values(args.filter).some((v) => v != null);
@@ -50,7 +50,7 @@ export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIB
         resolve: (event: NodeStatusEvent) => event,
       },
       maintenanceEvents: {
-        subscribe: (_root: unknown, args: { cluster?: string | null; node?: string | null }, context: RequestContext) =>
+        subscribe: (_root, args, context) =>
           stream<MaintenanceEventView>(context, queueSize, (push) =>
             hub.onMaintenance((event) => {
               if (args.cluster != null && event.cluster !== args.cluster) return;
