@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.js";
-import { KubeApiError, type KubeClient } from "./kube-client.js";
+import { isConflict, isNotFound, type KubeClient } from "./kube-client.js";
 
 export interface LeaseElectorOptions {
   client: KubeClient;
@@ -104,7 +104,7 @@ export class LeaseElector {
     try {
       lease = await this.o.client.getJson<Lease>(this.path(this.o.name));
     } catch (error) {
-      if (!(error instanceof KubeApiError && error.statusCode === 404)) throw error;
+      if (!isNotFound(error)) throw error;
       await this.o.client.request("POST", this.path(), {}, {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
@@ -131,7 +131,7 @@ export class LeaseElector {
       await this.o.client.request("PUT", this.path(this.o.name), {}, { ...lease, spec: this.spec(acquireTime, microNow, transitions) });
     } catch (error) {
       // 409: another replica wrote first; it holds the lease now.
-      if (error instanceof KubeApiError && error.statusCode === 409) {
+      if (isConflict(error)) {
         if (this.leading) this.setLeading(false);
         return;
       }

@@ -1,6 +1,6 @@
 import type { Logger } from "../log/logger.js";
 import { cpuMillicores, bytes } from "../k8s/quantity.js";
-import { KubeApiError, type KubeClient } from "./kube-client.js";
+import { isNotFound, isServiceUnavailable, type KubeClient } from "./kube-client.js";
 import type { NodeUsageSample } from "./model.js";
 
 interface NodeMetricsList {
@@ -60,7 +60,7 @@ export class MetricsPoller {
       if (!this.available) this.o.logger.info("metrics.k8s.io available: node usage on");
       this.available = true;
     } catch (error) {
-      const missing = error instanceof KubeApiError && (error.statusCode === 404 || error.statusCode === 503);
+      const missing = isNotFound(error) || isServiceUnavailable(error);
       if (this.available || !missing) {
         this.o.logger.info({ err: (error as Error).message }, missing ? "metrics.k8s.io not served: node usage off" : "metrics poll failed");
       }

@@ -5,6 +5,7 @@
  * gone, all under one deadline. Every change goes to `report`; the runner persists it.
  */
 
+import { kubeErrorDetail } from "../cluster/kube-client.js";
 import type { Logger } from "../log/logger.js";
 import type { ClusterWriter } from "./cluster-writer.js";
 import { isSettled, type DrainOperation, type DrainPodState } from "./drain-operation.js";
@@ -165,6 +166,12 @@ async function removePod(
         const result = await run.writer.evict(pod, options.gracePeriodSeconds);
         if (result.kind === "gone") return gone();
         if (result.kind === "accepted") break;
+        if (result.kind === "namespace-terminating") {
+          // No budget blocks it: the namespace controller will delete the pod; ask again until it has.
+          set({ status: "BLOCKED", blockedBy: null, reason: result.message });
+          await sleep(Math.min(run.timing.evictionRetryMs, Math.max(0, deadline - Date.now())), run.signal);
+          continue;
+        }
         set({ status: "BLOCKED", blockedBy: result.budget, reason: result.message });
         if (result.budget !== lastBudget) {
           lastBudget = result.budget;
@@ -172,7 +179,7 @@ async function removePod(
         }
         await sleep(Math.min(run.timing.evictionRetryMs, Math.max(0, deadline - Date.now())), run.signal);
       } catch (error) {
-        set({ status: "FAILED", reason: (error as Error).message.replace(/^[A-Z]+ \S+: /, "") });
+        set({ status: "FAILED", reason: kubeErrorDetail(error) });
         return;
       }
     }

@@ -1,6 +1,7 @@
 import DataLoader from "dataloader";
 import { requireRole } from "../auth/principal.js";
 import type { CachedNode } from "../cluster/model.js";
+import { CloseCode } from "../graphql/close-codes.js";
 import { loaderFor } from "../graphql/context.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { DrainOperation as SchemaDrainOperation, DrainOperationResolvers } from "../graphql/generated/resolvers-types.js";
@@ -58,7 +59,7 @@ export function maintenanceResolvers(service: MaintenanceService, hub: Subscript
           let stop = () => {};
           const queue = new BoundedQueue<DrainOperation>(
             PROGRESS_QUEUE,
-            () => context.closeConnection?.(1013, "Subscriber too slow"),
+            () => context.closeConnection?.(CloseCode.TryAgainLater, "Subscriber too slow"),
             () => stop(),
           );
           const deliver = (state: DrainOperation) => {

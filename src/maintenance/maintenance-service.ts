@@ -3,7 +3,7 @@ import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import type { Principal } from "../auth/principal.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
-import { KubeApiError } from "../cluster/kube-client.js";
+import { isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound, isUnauthorized, kubeErrorDetail } from "../cluster/kube-client.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { DrainOptions as DrainOptionsInput } from "../graphql/generated/resolvers-types.js";
@@ -365,13 +365,11 @@ async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof KubeApiError) {
-      const detail = error.message.replace(/^[A-Z]+ \S+: /, "");
-      if (error.statusCode === 401 || error.statusCode === 403) throw new AppError(ErrorCode.FORBIDDEN, `cluster "${cluster}" refused: ${detail}`);
-      if (error.statusCode === 404) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${cluster}": ${detail}`);
-      if (error.statusCode === 409) throw new AppError(ErrorCode.CONFLICT, `cluster "${cluster}": ${detail}`);
-      if (error.statusCode === 422 || error.statusCode === 400) throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster "${cluster}": ${detail}`);
-    }
-    throw new AppError(ErrorCode.UNAVAILABLE, `cluster "${cluster}" cannot be reached: ${(error as Error).message.replace(/^[A-Z]+ \S+: /, "")}`);
+    const detail = kubeErrorDetail(error);
+    if (isUnauthorized(error) || isForbidden(error)) throw new AppError(ErrorCode.FORBIDDEN, `cluster "${cluster}" refused: ${detail}`);
+    if (isNotFound(error)) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${cluster}": ${detail}`);
+    if (isConflict(error) || isAlreadyExists(error)) throw new AppError(ErrorCode.CONFLICT, `cluster "${cluster}": ${detail}`);
+    if (isInvalid(error)) throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster "${cluster}": ${detail}`);
+    throw new AppError(ErrorCode.UNAVAILABLE, `cluster "${cluster}" cannot be reached: ${detail}`);
   }
 }

@@ -1,3 +1,4 @@
+import { CloseCode } from "../graphql/close-codes.js";
 import type { RequestContext } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
 import type { MaintenanceEventView } from "../history/history-queries.js";
@@ -8,8 +9,6 @@ import type { NodeStatusEvent, SubscriptionHub } from "./subscription-hub.js";
 /** Events one subscription may have undelivered before its connection is closed. */
 export const SUBSCRIBER_QUEUE = 1_000;
 
-/** WebSocket close code for a subscriber that cannot keep up (RFC 6455 "Try Again Later"). */
-export const TOO_SLOW = 1013;
 
 /**
  * A bounded stream of the hub's events for one subscription. A subscriber that falls
@@ -21,7 +20,7 @@ function stream<T>(context: RequestContext, capacity: number, listen: (push: (ev
     capacity,
     () => {
       context.logger.warn({ capacity }, "subscriber too slow: closing its connection");
-      context.closeConnection?.(TOO_SLOW, `Subscriber too slow: more than ${capacity} events undelivered`);
+      context.closeConnection?.(CloseCode.TryAgainLater, `Subscriber too slow: more than ${capacity} events undelivered`);
     },
     () => stop(),
   );
