@@ -28,7 +28,7 @@ const config: CodegenConfig = {
           DrainOperation: "../../maintenance/drain-operation.js#DrainOperation as DrainOperationModel",
           DatabaseStatus: "../../db/database.js#Database",
           HistoryRecorderStatus: "../../history/history-recorder.js#RecorderStatus",
-          Whoami: "../../auth/principal.js#Principal",
+          Whoami: "../caller.js#Principal",
         },
       },
     },

@@ -21,12 +21,12 @@ import type {
   MaintenanceEvent,
   MaintenanceEventConnection,
   MaintenanceEventFilter,
-  MaintenanceEventKind,
   PageInfo,
   TransitionFilter,
 } from "../graphql/generated/resolvers-types.js";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
-import { pageSize } from "../inventory/pagination.js";
+import { pageSize } from "../graphql/page-size.js";
+import type { MaintenanceEventKind } from "./history-model.js";
 import type { Logger } from "../log/logger.js";
 
 /**

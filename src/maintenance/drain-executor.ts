@@ -7,7 +7,8 @@
 
 import { kubeErrorDetail } from "../cluster/kube-client.js";
 import type { Logger } from "../log/logger.js";
-import type { ClusterWriter } from "./cluster-writer.js";
+import type { ClusterWriter } from "../cluster/cluster-writer.js";
+import { maintenanceAnnotations } from "../history/history-model.js";
 import { isSettled, type DrainOperation, type DrainPodState } from "./drain-operation.js";
 import { planDrain, type DrainOptions } from "./drain-plan.js";
 import { drainEvent, type DrainEventRecord } from "./drain-store.js";
@@ -64,7 +65,11 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
     const node = await run.writer.node(operation.node);
     if (!node) return finish("FAILED", `node "${operation.node}" not found`);
     if (!node.unschedulable) {
-      const cordoned = await run.writer.setUnschedulable(operation.node, true, { actor: operation.requestedBy, reason: operation.reason, operationId: operation.id });
+      const cordoned = await run.writer.setUnschedulable(
+        operation.node,
+        true,
+        maintenanceAnnotations({ actor: operation.requestedBy, reason: operation.reason, operationId: operation.id }, true),
+      );
       if (!cordoned) return finish("FAILED", `node "${operation.node}" not found`);
     }
 

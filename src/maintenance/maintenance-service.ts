@@ -3,14 +3,16 @@ import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import type { Principal } from "../auth/principal.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
+import { ClusterWriter } from "../cluster/cluster-writer.js";
 import { isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound, isUnauthorized, kubeErrorDetail } from "../cluster/kube-client.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { DrainOptions as DrainOptionsInput } from "../graphql/generated/resolvers-types.js";
+import { maintenanceAnnotations } from "../history/history-model.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import type { Logger } from "../log/logger.js";
 import type { PubSub } from "../pubsub/pubsub.js";
-import { ClusterWriter } from "./cluster-writer.js";
+
 import { DEFAULT_DRAIN_TIMING, executeDrain, readPlan, type DrainTiming } from "./drain-executor.js";
 import { isActive, type DrainOperation } from "./drain-operation.js";
 import { drainOptions } from "./drain-plan.js";
@@ -209,7 +211,7 @@ export class MaintenanceService {
     const current = await kube(cached.cluster, () => writer.node(name));
     if (!current) throw new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cached.cluster}"`);
     if (current.unschedulable === unschedulable) return current;
-    const updated = await kube(cached.cluster, () => writer.setUnschedulable(name, unschedulable, { actor: principal.subject, reason: note }));
+    const updated = await kube(cached.cluster, () => writer.setUnschedulable(name, unschedulable, maintenanceAnnotations({ actor: principal.subject, reason: note }, unschedulable)));
     if (!updated) throw new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cached.cluster}"`);
     this.o.logger.info({ cluster: cached.cluster, node: name, actor: principal.subject, unschedulable }, unschedulable ? "node cordoned" : "node uncordoned");
     return updated;

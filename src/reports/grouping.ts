@@ -6,7 +6,7 @@
 
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { ReportGrouping, ReportKey } from "../graphql/generated/resolvers-types.js";
-import { labelKeyErrors } from "../k8s/label-selector.js";
+import { labelKeyErrors } from "../k8s/label-validation.js";
 import { nodeRoles } from "../k8s/node-display.js";
 
 /** The schema's ReportDimension, ReportGrouping input and ReportKey, which every report shares. */

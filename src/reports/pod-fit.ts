@@ -7,7 +7,7 @@
 import type { Taint } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { PodShapeInput } from "../graphql/generated/resolvers-types.js";
-import { labelKeyErrors } from "../k8s/label-selector.js";
+import { labelKeyErrors } from "../k8s/label-validation.js";
 import { parseQuantity, QuantityParseError } from "../k8s/quantity.js";
 
 export type { PodShapeInput, TolerationInput } from "../graphql/generated/resolvers-types.js";

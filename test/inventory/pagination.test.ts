@@ -4,7 +4,8 @@ import type { CachedNode, NodeUsageSample } from "../../src/cluster/model.js";
 import { AppError } from "../../src/graphql/errors.js";
 import type { NodeOrderBy } from "../../src/graphql/generated/resolvers-types.js";
 import { nodeKeyOf, paginateNodes, resolveNodeOrder, sortNodes, type NodeOrderMetrics } from "../../src/inventory/node-order.js";
-import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, MAX_PAGE_SIZE, paginate, type Page } from "../../src/inventory/pagination.js";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../src/graphql/page-size.js";
+import { decodeCursor, encodeCursor, paginate, type Page } from "../../src/inventory/pagination.js";
 import { cachedNode } from "../support/cached-objects.js";
 
 function node(cluster: string, name: string): CachedNode {

@@ -1,14 +1,6 @@
-import type { CachedNode, CachedPod } from "../cluster/model.js";
-import { hasStatusCause, isForbidden, isNotFound, isTooManyRequests, NAMESPACE_TERMINATING_CAUSE, type KubeClient } from "../cluster/kube-client.js";
-import { stripNode, stripPod } from "../cluster/strip.js";
-import { MAINTENANCE_ANNOTATION } from "../history/history-diff.js";
-
-/** Who asked for a change and why: written on the node so kubectl users (and our recorder) see it. */
-export interface MaintenanceNote {
-  actor: string;
-  reason: string | null;
-  operationId?: string;
-}
+import { hasStatusCause, isForbidden, isNotFound, isTooManyRequests, NAMESPACE_TERMINATING_CAUSE, type KubeClient } from "./kube-client.js";
+import type { CachedNode, CachedPod } from "./model.js";
+import { stripNode, stripPod } from "./strip.js";
 
 /**
  * What an eviction came to: accepted (or the pod was already being deleted), gone, blocked by a
@@ -34,14 +26,13 @@ export class ClusterWriter {
   ) {}
 
   /**
-   * Sets spec.unschedulable and the maintenance annotation in one patch, so the watch event
-   * that shows the change also says who made it. Undefined when the node does not exist.
+   * Sets spec.unschedulable and `annotations` in one patch, so the watch event that shows the
+   * change also says who made it. Undefined when the node does not exist.
    */
-  async setUnschedulable(name: string, unschedulable: boolean, note: MaintenanceNote): Promise<CachedNode | undefined> {
-    const annotation = JSON.stringify({ actor: note.actor, reason: note.reason ?? undefined, unschedulable, operationId: note.operationId });
+  async setUnschedulable(name: string, unschedulable: boolean, annotations: Record<string, string>): Promise<CachedNode | undefined> {
     try {
       const raw = await this.call<unknown>("PATCH", `/api/v1/nodes/${encodeURIComponent(name)}`, {
-        metadata: { annotations: { [MAINTENANCE_ANNOTATION]: annotation } },
+        metadata: { annotations },
         // kubectl uncordon removes the field rather than writing false; so does a merge patch with null.
         spec: { unschedulable: unschedulable ? true : null },
       }, "application/merge-patch+json");
