@@ -3,7 +3,8 @@
  * and application workloads, PDBs, leases and a few events. The same seed
  * always gives the same names, labels, shapes and placements.
  */
-import { R, SimCluster } from "./cluster.js";
+import { SimCluster } from "./cluster.js";
+import { R } from "./storage-names.js";
 import type { KObject } from "./store.js";
 import { container, podFromTemplate, replicaSetFor } from "./workloads.js";
 import { CONTROL_PLANE_POOL, POOLS } from "./nodes.js";

@@ -13,6 +13,7 @@
  *   await sim.stop()           // idempotent; closes every watch
  *
  * `runSimCommand(argv)` in ./sim-command.js is the `node-inventory sim` command.
+ * The layout (store, controllers/, apiserver/) and where new things go: ./README.md.
  */
 import { createServer, type Server } from "node:http";
 import { createServer as createTlsServer } from "node:https";
@@ -20,12 +21,12 @@ import { writeFile } from "node:fs/promises";
 import type { Socket } from "node:net";
 import { SimCluster, R } from "./cluster.js";
 import { generateCluster } from "./generator.js";
-import { ApiRouter, type RequestRecord } from "./server.js";
+import { ApiServer, type RequestRecord } from "./apiserver/api-server.js";
 import { kubeconfigYaml } from "./kubeconfig.js";
 import { selfSignedCertificate } from "./tls.js";
 
 export { SimCluster, R } from "./cluster.js";
-export type { RequestRecord } from "./server.js";
+export type { RequestRecord } from "./apiserver/api-server.js";
 export type { KObject, Entry } from "./store.js";
 
 export interface SimulatorOptions {
@@ -87,7 +88,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
   });
   generateCluster(cluster, { nodes: options.nodes ?? 50, ...(options.podsPerNode !== undefined ? { podsPerNode: options.podsPerNode } : {}) });
-  const router = new ApiRouter(cluster, options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {});
+  const router = new ApiServer(cluster, options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {});
   const tls = options.tls ? selfSignedCertificate(options.host ?? "127.0.0.1") : undefined;
   const server: Server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, router.handle) : createServer(router.handle);
   server.keepAliveTimeout = 65_000;

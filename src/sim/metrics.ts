@@ -4,7 +4,8 @@
  * smoothly, correlates with what is scheduled, and costs nothing between reads.
  */
 import type { KObject } from "./store.js";
-import { R, type SimCluster } from "./cluster.js";
+import type { SimCluster } from "./cluster.js";
+import { R } from "./storage-names.js";
 import { cpuMillicores, bytes } from "../k8s/quantity.js";
 
 type Obj = Record<string, any>;

@@ -6,6 +6,8 @@ import type { KObject } from "./store.js";
 import type { Rng } from "./rng.js";
 import type { SimClock } from "./clock.js";
 
+type Obj = Record<string, any>;
+
 export interface InstanceType {
   name: string;
   cpu: number;
@@ -252,4 +254,20 @@ export function nodeEvent(node: string, reason: string, message: string, rng: Rn
     reportingComponent: component,
     reportingInstance: component === "kubelet" ? node : "",
   };
+}
+
+/** The taints the kubelet and the node lifecycle controller keep in step with Ready. */
+export const READY_TAINT_KEYS = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
+
+/** Replace the taints with these keys by `add` (kept sorted as the controllers add them). */
+export function setTaints(node: KObject, add: Obj[], keys: string[]): void {
+  const spec = node.spec as Obj;
+  const kept = ((spec.taints ?? []) as Obj[]).filter((t) => !keys.includes(t.key));
+  const merged = [...kept];
+  for (const t of add) {
+    const old = ((spec.taints ?? []) as Obj[]).find((o) => o.key === t.key && o.effect === t.effect);
+    merged.push(old ?? t);
+  }
+  if (merged.length) spec.taints = merged;
+  else delete spec.taints;
 }

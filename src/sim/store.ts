@@ -215,6 +215,14 @@ export class ObjectStore {
     return this.table(resource).indexes.get(name)?.map.get(value) ?? new Set();
   }
 
+  /** Entries whose index value matches (read them, do not write the resource while iterating). */
+  *byIndexEntries(resource: string, name: string, value: string): Generator<Entry> {
+    for (const key of this.byIndex(resource, name, value)) {
+      const e = this.get(resource, key);
+      if (e) yield e;
+    }
+  }
+
   subscribe(listener: StoreListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

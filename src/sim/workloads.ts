@@ -248,3 +248,26 @@ export function replicaSetFor(d: KObject, rng: Rng): KObject {
     spec: { replicas: spec.replicas, selector: { matchLabels: { ...template.metadata.labels } }, template },
   };
 }
+
+/** Whether a pod has finished (Succeeded or Failed): it holds no resources and needs no budget. */
+export function isTerminal(pod: KObject): boolean {
+  const phase = (pod.status as Obj | undefined)?.phase;
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+/** Whether a pod's Ready condition is True. */
+export function isReadyPod(pod: KObject): boolean {
+  return ((pod.status as Obj | undefined)?.conditions ?? []).some((c: Obj) => c.type === "Ready" && c.status === "True");
+}
+
+/** The owner reference marked controller, if any. */
+export function controllerOf(obj: KObject): OwnerReference | undefined {
+  return obj.metadata.ownerReferences?.find((o) => o.controller);
+}
+
+/** The node a daemon pod is pinned to (its nodeName, or its node affinity while pending); "" for other pods. */
+export function daemonPodNode(pod: KObject): string {
+  const spec = pod.spec as Obj;
+  if (spec.nodeName) return spec.nodeName;
+  return spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchFields?.[0]?.values?.[0] ?? "";
+}

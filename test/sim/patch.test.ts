@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { applyPatch } from "../../src/sim/patch.js";
-import { ApiError } from "../../src/sim/status.js";
+import { applyPatch } from "../../src/sim/apiserver/patch.js";
+import { ApiError } from "../../src/sim/apiserver/status.js";
 
 const node = () => ({
   metadata: { name: "n1", labels: { a: "1", b: "2" }, finalizers: ["x"] },

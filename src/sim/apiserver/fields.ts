@@ -3,7 +3,7 @@
  * (GetAttrs / field label conversion): metadata.name and metadata.namespace
  * everywhere, plus the kind-specific fields kubectl and controllers use.
  */
-import type { KObject } from "./store.js";
+import type { KObject } from "../store.js";
 import { badRequest } from "./status.js";
 
 type Obj = Record<string, any>;

@@ -4,8 +4,8 @@
  * `kubectl get` shows the same columns against the simulator as against a
  * real apiserver (priority 1 columns appear with `-o wide`).
  */
-import type { KObject } from "./store.js";
-import { formatAge, nodeExternalIP, nodeInternalIP, nodeRoles, nodeStatusColumn } from "../k8s/node-display.js";
+import type { KObject } from "../store.js";
+import { formatAge, nodeExternalIP, nodeInternalIP, nodeRoles, nodeStatusColumn } from "../../k8s/node-display.js";
 
 type Obj = Record<string, any>;
 

@@ -1,0 +1,143 @@
+/**
+ * The HTTP face of the simulator, laid out as kube-apiserver's handler chain:
+ * intake (body, request log and counters), routing (./routing.ts), then the
+ * handler for the verb: reads (./list.ts), watches (./watch.ts), writes
+ * (./writes.ts), subresources (./subresources.ts) and metrics.k8s.io
+ * (./metrics-api.ts). Everything answers JSON; every failure is a
+ * `kind: Status` through one normaliser (`fail`).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { SimCluster } from "../cluster.js";
+import { badRequest, methodNotAllowed, toApiError } from "./status.js";
+import { resolveRoute } from "./routing.js";
+import { serveGet, serveList } from "./list.js";
+import { WatchServer } from "./watch.js";
+import { serveCreate, serveDelete, servePatch, serveUpdate } from "./writes.js";
+import { serveEviction } from "./subresources.js";
+import { serveMetrics } from "./metrics-api.js";
+import { send, type RequestRecord, type Target } from "./request.js";
+import { SelectorParseError } from "../../k8s/label-selector.js";
+
+export type { RequestRecord } from "./request.js";
+
+export interface ApiServerOptions {
+  /** Interval of BOOKMARK events on watches that allow them (wall ms). */
+  bookmarkIntervalMs?: number;
+  /** Longest request log kept. */
+  logSize?: number;
+}
+
+const DEFAULT_LOG_SIZE = 5000;
+
+/** Handles every API request for one simulated cluster. */
+export class ApiServer {
+  readonly log: RequestRecord[] = [];
+  readonly counts = new Map<string, number>();
+  private readonly watches: WatchServer;
+  /** host:port the server listens on, as discovery reports it. */
+  serverAddress = "127.0.0.1:0";
+
+  constructor(
+    readonly cluster: SimCluster,
+    private readonly options: ApiServerOptions = {},
+  ) {
+    this.watches = new WatchServer(cluster, options.bookmarkIntervalMs);
+  }
+
+  /** Close every watch stream (used by stop and dropConnections). */
+  closeWatches(): void {
+    this.watches.closeAll();
+  }
+
+  dispose(): void {
+    this.watches.dispose();
+  }
+
+  /** The node:http request listener. */
+  handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const record: RequestRecord = { method: req.method ?? "GET", verb: "", resource: "", subresource: "", namespace: "", name: "", path: req.url ?? "/", code: 200, userAgent: String(req.headers["user-agent"] ?? ""), impersonatedUser: String(req.headers["impersonate-user"] ?? "") };
+    res.on("finish", () => this.recordRequest(record, res.statusCode));
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      try {
+        this.cluster.tick();
+        this.route(req, res, Buffer.concat(chunks), record);
+      } catch (err) {
+        this.fail(res, err);
+      }
+    });
+  };
+
+  private recordRequest(record: RequestRecord, code: number): void {
+    record.code = code;
+    this.log.push(record);
+    const max = this.options.logSize ?? DEFAULT_LOG_SIZE;
+    if (this.log.length > max) this.log.splice(0, this.log.length - max);
+    if (record.verb) {
+      const k = `${record.verb} ${record.resource}${record.subresource ? "/" + record.subresource : ""}`;
+      this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
+    }
+  }
+
+  /** The one normaliser: anything thrown becomes the apiserver's Status (or ends a started stream). */
+  private fail(res: ServerResponse, err: unknown): void {
+    if (err instanceof SelectorParseError) err = badRequest(`unable to parse requirement: ${err.message}`);
+    const e = toApiError(err);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    send(this.cluster, res, e.code, e.status);
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse, body: Buffer, record: RequestRecord): void {
+    const url = new URL(req.url ?? "/", "http://sim");
+    const method = req.method ?? "GET";
+    const route = resolveRoute(url, method, this.serverAddress);
+    if (route.kind === "document") return send(this.cluster, res, 200, route.body);
+    if (route.kind === "health") {
+      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
+      return void res.end("ok");
+    }
+    const t = route.target;
+    record.resource = t.def.resource;
+    record.subresource = t.subresource ?? "";
+    record.namespace = t.namespace ?? "";
+    record.name = t.name ?? "";
+    record.verb = route.verb;
+    this.serveResource(t, route.verb, url.searchParams, req, res, body);
+  }
+
+  private serveResource(t: Target, verb: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const c = this.cluster;
+    if (t.def.virtual) {
+      if (req.method !== "GET") throw methodNotAllowed();
+      return serveMetrics(c, t, q, res);
+    }
+    switch (verb) {
+      case "get":
+        return serveGet(c, t, q, req, res);
+      case "list":
+        return serveList(c, t, q, req, res);
+      case "watch":
+        return this.watches.serve(t, q, req, res);
+      case "create":
+        if (t.subresource === "eviction") return serveEviction(c, t, body, res);
+        if (t.name) throw methodNotAllowed();
+        return serveCreate(c, t, q, body, res);
+      case "update":
+        if (!t.name) throw methodNotAllowed();
+        return serveUpdate(c, t, q, body, res);
+      case "patch":
+        if (!t.name) throw methodNotAllowed();
+        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res);
+      case "delete":
+        return serveDelete(c, t, q, body, res);
+      case "deletecollection":
+        throw methodNotAllowed("deletecollection is not supported by the simulator");
+      default:
+        throw methodNotAllowed();
+    }
+  }
+}

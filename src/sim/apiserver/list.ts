@@ -1,0 +1,114 @@
+/**
+ * Reads served from the store: GET of one object and LIST (selectors,
+ * limit/continue, the Table form), with the list streamed from the stored JSON.
+ * A LIST paging index belongs here (and in ../store.ts).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { SimCluster } from "../cluster.js";
+import type { Entry } from "../store.js";
+import { apiVersionOf } from "./resources.js";
+import { badRequest, gone } from "./status.js";
+import { renderTable, wantsTable } from "./table.js";
+import { entryOf, selectorsOf, send, storage, versioned, type Target } from "./request.js";
+
+type Obj = Record<string, any>;
+
+const COMMA = Buffer.from(",");
+const CLOSE = Buffer.from("]}");
+/** Writes of a streamed list are gathered up to this size. */
+const LIST_CHUNK_BYTES = 1 << 20;
+
+const EXPIRED_CONTINUE = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/** GET of one object (or its Table row). */
+export function serveGet(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
+  const e = entryOf(cluster, t);
+  if (wantsTable(req.headers.accept)) {
+    return send(cluster, res, 200, renderTable(storage(t), [e.obj], cluster.clock.now(), { resourceVersion: e.obj.metadata.resourceVersion }, q.get("includeObject") ?? "Metadata"));
+  }
+  send(cluster, res, 200, versioned(e.json, t));
+}
+
+/** LIST, with label/field selectors, limit and continue. */
+export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
+  const resource = storage(t);
+  const store = cluster.store;
+  const sel = selectorsOf(t, q);
+  const limit = Number(q.get("limit") ?? 0) || 0;
+  let listRv = store.resourceVersion;
+  let after: string | undefined;
+  const token = q.get("continue");
+  if (token) {
+    let parsed: { rv: number; start: string };
+    try {
+      parsed = JSON.parse(Buffer.from(token, "base64").toString("utf8"));
+    } catch {
+      throw badRequest("continue key is not valid: illegal base64 data");
+    }
+    if (parsed.rv < store.compactedRv(resource)) throw gone(EXPIRED_CONTINUE);
+    listRv = parsed.rv;
+    after = parsed.start;
+  }
+  let source: Iterable<Entry>;
+  if (sel.nodeName !== undefined) {
+    // spec.nodeName is indexed, as the apiserver's watch cache indexes it.
+    const keys = [...store.byIndex(resource, "nodeName", sel.nodeName)].filter((k) => (!t.namespace || k.startsWith(`${t.namespace}/`)) && (after === undefined || k > after)).sort();
+    source = keys.map((k) => store.get(resource, k)!).filter(Boolean);
+  } else {
+    source = store.list(resource, t.namespace, after);
+  }
+  const items: Entry[] = [];
+  let more = false;
+  let remaining = 0;
+  const filtered = sel.label.requirements.length > 0 || sel.field.requirements.length > 0;
+  for (const e of source) {
+    if (!sel.matches(e.obj)) continue;
+    if (limit > 0 && items.length >= limit) {
+      more = true;
+      if (filtered) break;
+      remaining++;
+      continue;
+    }
+    items.push(e);
+  }
+  const meta: Obj = { resourceVersion: String(listRv) };
+  if (more) {
+    meta.continue = Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: listRv, start: items[items.length - 1]!.key })).toString("base64");
+    if (!filtered) meta.remainingItemCount = remaining;
+  }
+  if (wantsTable(req.headers.accept)) {
+    return send(cluster, res, 200, renderTable(resource, items.map((e) => e.obj), cluster.clock.now(), meta, q.get("includeObject") ?? "Metadata"));
+  }
+  streamList(res, t, meta, items);
+}
+
+/**
+ * Stream the stored JSON: no object is re-serialised for a list, and a slow
+ * reader holds back the writer instead of the whole list piling up in memory.
+ */
+function streamList(res: ServerResponse, t: Target, meta: Obj, items: Entry[]): void {
+  res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private" });
+  const head = Buffer.from(`{"kind":"${t.def.kind}List","apiVersion":"${apiVersionOf(t.def.group, t.version)}","metadata":${JSON.stringify(meta)},"items":[`);
+  const same = t.version === t.def.versions[0];
+  let i = 0;
+  const pump = (): void => {
+    while (i < items.length) {
+      const parts: Buffer[] = i === 0 ? [head] : [];
+      let size = 0;
+      while (i < items.length && size < LIST_CHUNK_BYTES) {
+        const bytes = same ? items[i]!.bytes : Buffer.from(versioned(items[i]!.json, t));
+        if (i > 0) parts.push(COMMA);
+        parts.push(bytes);
+        size += bytes.length;
+        i++;
+      }
+      if (!res.write(Buffer.concat(parts))) {
+        res.once("drain", pump);
+        return;
+      }
+    }
+    res.end(items.length === 0 ? Buffer.concat([head, CLOSE]) : CLOSE);
+  };
+  res.on("close", () => (i = items.length + 1));
+  pump();
+}

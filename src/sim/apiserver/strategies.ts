@@ -1,0 +1,39 @@
+/**
+ * Per-kind rules of the write path, as the apiserver's registry strategies
+ * have them: defaults filled in on create, and the few validations clients rely
+ * on (422 Invalid). A new stored kind adds its rules here.
+ */
+import type { KObject } from "../store.js";
+import { invalid } from "./status.js";
+import type { ResourceDef } from "./resources.js";
+
+type Obj = Record<string, any>;
+
+/** Defaults the apiserver (and its admission) fills in on create. */
+export function prepareForCreate(def: ResourceDef, obj: KObject): void {
+  if (def.kind === "Pod") {
+    const spec = (obj.spec ?? {}) as Obj;
+    spec.restartPolicy ??= "Always";
+    spec.terminationGracePeriodSeconds ??= 30;
+    spec.schedulerName ??= "default-scheduler";
+    spec.dnsPolicy ??= "ClusterFirst";
+    obj.spec = spec;
+    obj.status = { phase: "Pending", qosClass: "BestEffort" };
+  }
+}
+
+/** Throws 422 Invalid for what the apiserver's validation would refuse (the part clients rely on). */
+export function validate(def: ResourceDef, obj: KObject): void {
+  if (def.kind === "Node") {
+    const conds = ((obj.status as Obj | undefined)?.conditions ?? []) as Obj[];
+    for (const [i, c] of conds.entries()) {
+      if (!["True", "False", "Unknown"].includes(c.status)) {
+        throw invalid("Node", "", obj.metadata.name, [{ field: `status.conditions[${i}].status`, message: `Unsupported value: "${c.status}": supported values: "False", "True", "Unknown"`, reason: "FieldValueNotSupported" }]);
+      }
+    }
+  }
+  if (def.kind === "Lease") {
+    const d = (obj.spec as Obj | undefined)?.leaseDurationSeconds;
+    if (d !== undefined && !(d > 0)) throw invalid("Lease", "coordination.k8s.io", obj.metadata.name, [{ field: "spec.leaseDurationSeconds", message: "Invalid value: must be greater than 0" }]);
+  }
+}

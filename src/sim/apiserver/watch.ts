@@ -1,0 +1,151 @@
+/**
+ * WATCH: initial state or history resume (410 Expired past the compacted
+ * resourceVersion, sent as an ERROR event after 200, as real apiservers do),
+ * fan-out of store events to every matching watcher (each event serialised
+ * once), selector transitions as ADDED/DELETED, BOOKMARKs, sendInitialEvents,
+ * timeoutSeconds. The watch-list protocol belongs here.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { SimCluster } from "../cluster.js";
+import type { KObject, StoreEvent } from "../store.js";
+import { apiVersionOf, type ResourceDef } from "./resources.js";
+import { badRequest, gone } from "./status.js";
+import { renderTable, wantsTable } from "./table.js";
+import { selectorsOf, storage, versioned, type Target } from "./request.js";
+
+interface Watcher {
+  resource: string;
+  namespace?: string;
+  matches: (obj: KObject) => boolean;
+  res: ServerResponse;
+  version: string;
+  def: ResourceDef;
+  table: boolean;
+  close: () => void;
+}
+
+const NL_CLOSE = Buffer.from("}\n");
+const ADDED = Buffer.from('{"type":"ADDED","object":');
+const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;
+
+/** Every open watch of one simulated apiserver. */
+export class WatchServer {
+  private readonly watchers = new Set<Watcher>();
+  private readonly eventLines = new WeakMap<StoreEvent, Buffer>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly cluster: SimCluster,
+    private readonly bookmarkIntervalMs = DEFAULT_BOOKMARK_INTERVAL_MS,
+  ) {
+    this.unsubscribe = cluster.store.subscribe((e) => this.fanOut(e));
+  }
+
+  /** Close every watch stream (stop and dropConnections). */
+  closeAll(): void {
+    for (const w of [...this.watchers]) w.close();
+  }
+
+  dispose(): void {
+    this.closeAll();
+    this.unsubscribe();
+  }
+
+  serve(t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
+    const resource = storage(t);
+    const { store } = this.cluster;
+    const sel = selectorsOf(t, q);
+    const rvText = q.get("resourceVersion") ?? "";
+    const table = wantsTable(req.headers.accept);
+    res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
+    res.flushHeaders();
+    const kind = t.def.kind;
+    const apiVersion = apiVersionOf(t.def.group, t.version);
+    if (rvText !== "" && rvText !== "0") {
+      const rv = Number(rvText);
+      if (!Number.isFinite(rv)) {
+        res.end(`{"type":"ERROR","object":${JSON.stringify(badRequest(`invalid resource version: ${rvText}`).status)}}\n`);
+        return;
+      }
+      const floor = store.compactedRv(resource);
+      if (rv < floor) {
+        // Real apiservers answer 200 and then an ERROR event with the Expired Status.
+        const status = gone(`too old resource version: ${rv} (${floor})`).status;
+        res.end(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
+        return;
+      }
+    }
+    let timer: NodeJS.Timeout | undefined;
+    let bookmarkTimer: NodeJS.Timeout | undefined;
+    const w: Watcher = {
+      resource,
+      ...(t.namespace ? { namespace: t.namespace } : {}),
+      matches: sel.matches,
+      res,
+      version: t.version,
+      def: t.def,
+      table,
+      close: () => {
+        if (!this.watchers.delete(w)) return;
+        clearTimeout(timer);
+        clearInterval(bookmarkTimer);
+        res.end();
+      },
+    };
+    const bookmark = (annotations?: Record<string, string>) =>
+      res.write(`{"type":"BOOKMARK","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{"resourceVersion":"${store.resourceVersion}","creationTimestamp":null${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}}}}\n`);
+    // Initial state or history first, synchronously, so no change slips between.
+    if (rvText === "" || rvText === "0" || q.get("sendInitialEvents") === "true") {
+      for (const e of store.list(resource, t.namespace)) {
+        if (!sel.matches(e.obj)) continue;
+        if (table) res.write(`{"type":"ADDED","object":${JSON.stringify(renderTable(resource, [e.obj], this.cluster.clock.now(), { resourceVersion: e.obj.metadata.resourceVersion }))}}\n`);
+        else res.write(t.version === t.def.versions[0] ? Buffer.concat([ADDED, e.bytes, NL_CLOSE]) : `{"type":"ADDED","object":${versioned(e.json, t)}}\n`);
+      }
+      if (q.get("sendInitialEvents") === "true" && q.get("allowWatchBookmarks") === "true") bookmark({ "k8s.io/initial-events-end": "true" });
+    } else {
+      for (const e of store.eventsAfter(resource, Number(rvText))) this.deliver(w, e);
+    }
+    this.watchers.add(w);
+    const timeout = Number(q.get("timeoutSeconds") ?? 0);
+    // Without timeoutSeconds the apiserver ends watches after 30-60 minutes.
+    timer = setTimeout(() => w.close(), (timeout > 0 ? timeout : 1800 + Math.floor(this.cluster.rng.next() * 1800)) * 1000);
+    if (q.get("allowWatchBookmarks") === "true") {
+      bookmarkTimer = setInterval(() => bookmark(), this.bookmarkIntervalMs);
+    }
+    req.socket.on("close", () => w.close());
+    res.on("close", () => w.close());
+  }
+
+  private eventLine(e: StoreEvent, type: string): Buffer {
+    const build = () => Buffer.concat([Buffer.from(`{"type":"${type}","object":`), e.entry.bytes, NL_CLOSE]);
+    if (type !== e.type) return build();
+    // Serialised once per event, however many watchers receive it.
+    let line = this.eventLines.get(e);
+    if (line === undefined) this.eventLines.set(e, (line = build()));
+    return line;
+  }
+
+  private deliver(w: Watcher, e: StoreEvent): void {
+    const obj = e.entry.obj;
+    if (w.namespace && obj.metadata.namespace !== w.namespace) return;
+    let type: string = e.type;
+    if (e.type === "MODIFIED") {
+      const now = w.matches(obj);
+      const before = w.matches(e.prev!.obj);
+      if (!now && !before) return;
+      if (now && !before) type = "ADDED";
+      else if (!now && before) type = "DELETED";
+    } else if (!w.matches(obj)) return;
+    if (w.table) {
+      const table = renderTable(w.resource, [obj], this.cluster.clock.now(), { resourceVersion: obj.metadata.resourceVersion });
+      w.res.write(`{"type":"${type}","object":${JSON.stringify(table)}}\n`);
+      return;
+    }
+    const line = w.version === w.def.versions[0] ? this.eventLine(e, type) : versioned(this.eventLine(e, type).toString(), w);
+    w.res.write(line);
+  }
+
+  private fanOut(e: StoreEvent): void {
+    for (const w of this.watchers) if (w.resource === e.resource) this.deliver(w, e);
+  }
+}
