@@ -1,5 +1,7 @@
 import type { Database } from "../db/database.js";
-import type { Resolvers } from "../graphql/schema.js";
+import type { DatabaseStatus, HistoryRecorderStatus } from "../graphql/generated/resolvers-types.js";
+import type { HistoryRecorderStatusResolvers, DatabaseStatusResolvers } from "../graphql/generated/resolvers-types.js";
+import type { CompleteResolvers, Resolvers } from "../graphql/schema.js";
 import type { RecorderStatus } from "../history/history-recorder.js";
 import { VERSION } from "../package-info.js";
 
@@ -7,23 +9,18 @@ import { VERSION } from "../package-info.js";
 export function serviceResolvers(database: Database, startedAt: Date, recorder: () => RecorderStatus): Resolvers {
   return {
     Query: {
-      service: () => ({
-        version: VERSION,
-        startedAt,
-        database: { kind: database.kind, reachable: () => database.ping() },
-        history: () => {
-          const status = recorder();
-          return {
-            leaderOf: status.leaderOf,
-            pendingWrites: status.pending,
-            droppedWrites: status.dropped,
-            databaseWritable: status.databaseUp,
-            recordedTransitions: status.recorded.transitions,
-            recordedChanges: status.recorded.changes,
-            recordedMaintenanceEvents: status.recorded.maintenance,
-          };
-        },
-      }),
+      service: () => ({ version: VERSION, startedAt, database, history: recorder() }),
     },
+    DatabaseStatus: {
+      reachable: (db) => db.ping(),
+    } satisfies CompleteResolvers<DatabaseStatusResolvers, Database, DatabaseStatus>,
+    HistoryRecorderStatus: {
+      pendingWrites: (status) => status.pending,
+      droppedWrites: (status) => status.dropped,
+      databaseWritable: (status) => status.databaseUp,
+      recordedTransitions: (status) => status.recorded.transitions,
+      recordedChanges: (status) => status.recorded.changes,
+      recordedMaintenanceEvents: (status) => status.recorded.maintenance,
+    } satisfies CompleteResolvers<HistoryRecorderStatusResolvers, RecorderStatus, HistoryRecorderStatus>,
   };
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { ConfigError, type AuthConfig } from "../config/config.js";
+import type { Authentication } from "../graphql/caller.js";
 import { ErrorCode } from "../graphql/errors.js";
 import type { Logger } from "../log/logger.js";
 import { hostOfAuthority, isLoopbackHost } from "./loopback.js";
@@ -10,16 +11,7 @@ import { TokenStore } from "./tokens-file.js";
 /** The caller of a server without authentication configured, on its own machine. */
 export const LOCAL_ADMIN: Principal = Object.freeze({ subject: "local-admin", role: "admin", via: "loopback" });
 
-/** Who is calling, or why they may not: `message` is for the caller, `reason` only for the log. */
-export type Authentication =
-  | { ok: true; principal: Principal; /** epoch ms after which the credential is no longer good */ expiresAt?: number }
-  | {
-      ok: false;
-      code: typeof ErrorCode.UNAUTHENTICATED | typeof ErrorCode.FORBIDDEN | typeof ErrorCode.UNAVAILABLE;
-      message: string;
-      /** A credential was presented (and was bad), as opposed to none at all. */
-      presented: boolean;
-    };
+export type { Authentication } from "../graphql/caller.js";
 
 /** What a request or connection brings to prove who it is. */
 export interface Credentials {

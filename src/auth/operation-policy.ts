@@ -1,6 +1,6 @@
-import { Kind, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
+import { Kind, type DocumentNode, type SelectionSetNode } from "graphql";
 import type { LimitsConfig } from "../config/config.js";
-import type { RequestContext } from "../graphql/context.js";
+import type { AuditDone, OperationPolicy } from "../graphql/caller.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import { measureOperation } from "../graphql/operation-limits.js";
 import { outcomeOf, redactSecrets } from "./audit.js";
@@ -14,26 +14,7 @@ export const RefusalReason = {
   RATE_LIMITED: "RATE_LIMITED",
 } as const;
 
-/** An operation about to run, from either transport. */
-export interface OperationRequest {
-  context: RequestContext;
-  schema: GraphQLSchema;
-  document: DocumentNode;
-  operation: OperationDefinitionNode;
-  variables: Record<string, unknown> | undefined;
-  transport: "http" | "websocket";
-}
-
-/** Writes a mutation's audit line once its outcome is known (its errors, formatted or not). */
-export type AuditDone = (errors: readonly Pick<GraphQLFormattedError, "extensions">[] | undefined) => void;
-
-export interface OperationPolicy {
-  /**
-   * Lets the operation run or throws the AppError that refuses it. For a mutation it returns
-   * the function that writes its audit line; a refused mutation's line is already written.
-   */
-  admit(request: OperationRequest): Promise<AuditDone | undefined>;
-}
+export type { AuditDone, OperationPolicy, OperationRequest } from "../graphql/caller.js";
 
 /**
  * The checks every operation passes before it runs, over HTTP and WebSocket alike: its

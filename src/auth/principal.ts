@@ -1,20 +1,11 @@
+import type { Principal, Role } from "../graphql/caller.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 
-/** What a caller may do: viewer reads and subscribes; operator also changes nodes; admin everything. */
-export type Role = "viewer" | "operator" | "admin";
+export type { Principal, Role } from "../graphql/caller.js";
 
 export const ROLES: readonly Role[] = ["viewer", "operator", "admin"];
 
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
-
-/** The authenticated caller of one request or WebSocket connection. */
-export interface Principal {
-  /** Who: the token's subject or the JWT's subject claim; recorded as the actor of what they do. */
-  subject: string;
-  role: Role;
-  /** How they proved it; "loopback" is the local admin of a server without auth configured. */
-  via: "token" | "oidc" | "loopback";
-}
 
 export function hasRole(principal: Principal, needed: Role): boolean {
   return RANK[principal.role] >= RANK[needed];

@@ -7,7 +7,7 @@
 
 import type { AvailabilityFigures } from "../reports/availability-report.js";
 import type { ReportKey } from "../reports/grouping.js";
-import type { ResourceCapacityView } from "../reports/capacity-report.js";
+import type { ResourceCapacity } from "../graphql/generated/resolvers-types.js";
 
 export type ReportFormat = "table" | "csv" | "json";
 
@@ -37,7 +37,7 @@ export interface AvailabilityNodeData extends AvailabilityFiguresData {
 }
 
 /** A resource's figures come back exactly as the report makes them. */
-export type ResourceCapacityData = ResourceCapacityView;
+export type ResourceCapacityData = ResourceCapacity;
 
 interface ResourceTrendData {
   peakUsage: number | null;

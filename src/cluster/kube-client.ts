@@ -2,18 +2,90 @@ import { request as httpRequest, type RequestOptions as HttpRequestOptions } fro
 import { request as httpsRequest } from "node:https";
 import { Watch, type KubeConfig } from "@kubernetes/client-node";
 
-/** A Kubernetes API answer other than 2xx, with the apiserver's Status when it sent one. */
+/** One entry of a Status's details.causes; `reason` is the cause's type (JSON `reason`), e.g. "NamespaceTerminating". */
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+/**
+ * A Kubernetes API answer other than 2xx, with the apiserver's Status when it sent one.
+ * `statusMessage` is the apiserver's own words (or "HTTP 503" when it sent no Status), fit to
+ * show a caller; `message` adds the request (`POST /api/v1/...: `) for the log.
+ */
 export class KubeApiError extends Error {
   override name = "KubeApiError";
+  /** The Status's `reason`, e.g. "NotFound", "Conflict", "TooManyRequests", "Forbidden". */
+  readonly reason: string | undefined;
+  /** The Status's details.causes, e.g. the DisruptionBudget that refused an eviction. */
+  readonly causes: readonly StatusCause[];
+
   constructor(
     readonly statusCode: number,
-    message: string,
-    readonly reason?: string,
-    /** The Status's details.causes, e.g. the DisruptionBudget that refused an eviction. */
-    readonly causes: readonly { reason?: string; message?: string; field?: string }[] = [],
+    readonly statusMessage: string,
+    status: { reason?: string; causes?: readonly StatusCause[]; request?: string } = {},
   ) {
-    super(message);
+    super(status.request ? `${status.request}: ${statusMessage}` : statusMessage);
+    this.reason = status.reason;
+    this.causes = status.causes ?? [];
   }
+}
+
+/** A request that got no usable answer (none in time, or not JSON); `detail` says how, without the request. */
+export class KubeRequestError extends Error {
+  override name = "KubeRequestError";
+  constructor(
+    request: string,
+    readonly detail: string,
+  ) {
+    super(`${request}: ${detail}`);
+  }
+}
+
+/** The reasons the apiserver gives a Status (metav1.StatusReason), as far as we tell them apart. */
+const KNOWN_REASONS = new Set(["NotFound", "Conflict", "AlreadyExists", "TooManyRequests", "Forbidden", "Unauthorized", "Invalid", "BadRequest", "ServiceUnavailable", "Gone", "Expired"]);
+
+/**
+ * kubectl's apierrors rule: the Status's reason decides; the HTTP code only when the reason is
+ * missing or one we do not know (an aggregated API or a proxy in between may send just a code).
+ */
+function reasonOrCode(error: unknown, reason: string, code: number): boolean {
+  if (!(error instanceof KubeApiError)) return false;
+  if (error.reason === reason) return true;
+  return (error.reason === undefined || !KNOWN_REASONS.has(error.reason)) && error.statusCode === code;
+}
+
+/** 404: the object (or the API) does not exist. */
+export const isNotFound = (error: unknown): error is KubeApiError => reasonOrCode(error, "NotFound", 404);
+/** 409: someone else wrote first (an update on a stale resourceVersion). */
+export const isConflict = (error: unknown): error is KubeApiError => reasonOrCode(error, "Conflict", 409);
+/** 409 AlreadyExists: a create of a name that is taken. */
+export const isAlreadyExists = (error: unknown): error is KubeApiError => error instanceof KubeApiError && error.reason === "AlreadyExists";
+/** 429: try later, e.g. an eviction a PodDisruptionBudget refuses. */
+export const isTooManyRequests = (error: unknown): error is KubeApiError => reasonOrCode(error, "TooManyRequests", 429);
+/** 403: the caller may not, or admission refused (a terminating namespace, see {@link hasStatusCause}). */
+export const isForbidden = (error: unknown): error is KubeApiError => reasonOrCode(error, "Forbidden", 403);
+/** 401: the credentials were not accepted. */
+export const isUnauthorized = (error: unknown): error is KubeApiError => reasonOrCode(error, "Unauthorized", 401);
+/** 422 or 400: the request itself is wrong. */
+export const isInvalid = (error: unknown): error is KubeApiError => reasonOrCode(error, "Invalid", 422) || reasonOrCode(error, "BadRequest", 400);
+/** 503: the API is not served right now (e.g. metrics.k8s.io without metrics-server). */
+export const isServiceUnavailable = (error: unknown): error is KubeApiError => reasonOrCode(error, "ServiceUnavailable", 503);
+
+/** Whether the Status names this cause type, as apierrors.HasStatusCause does (e.g. "NamespaceTerminating"). */
+export function hasStatusCause(error: unknown, type: string): boolean {
+  return error instanceof KubeApiError && error.causes.some((cause) => cause.reason === type);
+}
+
+/** The cause type the NamespaceLifecycle admission gives a write into a namespace being deleted (corev1.NamespaceTerminatingCause). */
+export const NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating";
+
+/** What went wrong talking to Kubernetes, in words fit for a caller: the apiserver's own message, never the request line. */
+export function kubeErrorDetail(error: unknown): string {
+  if (error instanceof KubeApiError) return error.statusMessage;
+  if (error instanceof KubeRequestError) return error.detail;
+  return error instanceof Error ? error.message : String(error);
 }
 
 export interface RequestOptions {
@@ -82,27 +154,27 @@ export class KubeClient {
             try {
               resolve(JSON.parse(text) as T);
             } catch {
-              reject(new KubeApiError(status, `${method} ${path}: the answer is not JSON`));
+              reject(new KubeRequestError(`${method} ${path}`, "the answer is not JSON"));
             }
             return;
           }
-          let message = `${method} ${path}: HTTP ${status}`;
+          let message = `HTTP ${status}`;
           let reason: string | undefined;
-          let causes: KubeApiError["causes"] = [];
+          let causes: readonly StatusCause[] = [];
           try {
-            const body = JSON.parse(text) as { kind?: string; message?: string; reason?: string; details?: { causes?: KubeApiError["causes"] } };
+            const body = JSON.parse(text) as { kind?: string; message?: string; reason?: string; details?: { causes?: StatusCause[] } };
             if (body.kind === "Status") {
-              message = `${method} ${path}: ${body.message ?? status}`;
+              message = body.message ?? String(status);
               reason = body.reason;
               causes = body.details?.causes ?? [];
             }
           } catch {
             // Not a Status object: keep the HTTP status alone.
           }
-          reject(new KubeApiError(status, message, reason, causes));
+          reject(new KubeApiError(status, message, { reason, causes, request: `${method} ${path}` }));
         });
       });
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
+      req.setTimeout(timeoutMs, () => req.destroy(new KubeRequestError(`${method} ${path}`, `no answer within ${timeoutMs} ms`)));
       req.on("error", reject);
       req.end(payload);
     });

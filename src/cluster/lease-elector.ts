@@ -1,7 +1,8 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.js";
-import { KubeApiError, type KubeClient } from "./kube-client.js";
+import { PeriodicTask } from "../lifecycle/periodic-task.js";
+import { isConflict, isNotFound, type KubeClient } from "./kube-client.js";
 
 export interface LeaseElectorOptions {
   client: KubeClient;
@@ -43,14 +44,22 @@ interface Lease {
  */
 export class LeaseElector {
   private readonly o: Required<Omit<LeaseElectorOptions, "identity">> & { identity: string };
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = true;
+  private readonly task: PeriodicTask;
   private leading = false;
   private observed: { holder?: string; renewTime?: string; seenAt: number } | undefined;
-  private running: Promise<void> | undefined;
 
   constructor(options: LeaseElectorOptions) {
     this.o = { identity: defaultIdentity(), leaseDurationMs: 15_000, retryPeriodMs: 2_000, ...options };
+    this.task = new PeriodicTask({
+      run: () => this.tryAcquireOrRenew(),
+      delayMs: () => this.o.retryPeriodMs,
+      immediately: true,
+      onError: (error) => {
+        this.o.logger.warn({ lease: this.path(), err: (error as Error).message }, "lease check failed");
+        // Unable to renew within a lease duration means someone else may hold it now.
+        if (this.leading && this.observed && Date.now() - this.observed.seenAt > this.o.leaseDurationMs) this.setLeading(false);
+      },
+    });
   }
 
   get identity(): string {
@@ -62,35 +71,16 @@ export class LeaseElector {
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.task.start();
   }
 
   /** Stops campaigning; a leader releases the lease so a standby takes over at once. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.task.stop();
     if (this.leading) {
       this.setLeading(false);
       await this.release().catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not release the lease"));
     }
-  }
-
-  private schedule(ms: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.tryAcquireOrRenew()
-        .catch((error) => {
-          this.o.logger.warn({ lease: this.path(), err: (error as Error).message }, "lease check failed");
-          // Unable to renew within a lease duration means someone else may hold it now.
-          if (this.leading && this.observed && Date.now() - this.observed.seenAt > this.o.leaseDurationMs) this.setLeading(false);
-        })
-        .finally(() => {
-          if (!this.stopped) this.schedule(this.o.retryPeriodMs);
-        });
-    }, ms);
-    this.timer.unref();
   }
 
   private path(name = ""): string {
@@ -104,7 +94,7 @@ export class LeaseElector {
     try {
       lease = await this.o.client.getJson<Lease>(this.path(this.o.name));
     } catch (error) {
-      if (!(error instanceof KubeApiError && error.statusCode === 404)) throw error;
+      if (!isNotFound(error)) throw error;
       await this.o.client.request("POST", this.path(), {}, {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
@@ -131,7 +121,7 @@ export class LeaseElector {
       await this.o.client.request("PUT", this.path(this.o.name), {}, { ...lease, spec: this.spec(acquireTime, microNow, transitions) });
     } catch (error) {
       // 409: another replica wrote first; it holds the lease now.
-      if (error instanceof KubeApiError && error.statusCode === 409) {
+      if (isConflict(error)) {
         if (this.leading) this.setLeading(false);
         return;
       }

@@ -1,6 +1,7 @@
+import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import type { Logger } from "../log/logger.js";
 import { cpuMillicores, bytes } from "../k8s/quantity.js";
-import { KubeApiError, type KubeClient } from "./kube-client.js";
+import { isNotFound, isServiceUnavailable, type KubeClient } from "./kube-client.js";
 import type { NodeUsageSample } from "./model.js";
 
 interface NodeMetricsList {
@@ -13,36 +14,23 @@ interface NodeMetricsList {
  */
 export class MetricsPoller {
   private samples = new Map<string, NodeUsageSample>();
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<void> | undefined;
-  private stopped = false;
+  private readonly task: PeriodicTask;
   available = false;
 
-  constructor(private readonly o: { client: KubeClient; logger: Logger; intervalMs: number }) {}
-
-  start(): void {
-    this.stopped = false;
-    this.tick();
+  constructor(private readonly o: { client: KubeClient; logger: Logger; intervalMs: number }) {
+    this.task = new PeriodicTask({ run: () => this.poll(), delayMs: () => this.o.intervalMs, immediately: true });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.inFlight;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   sample(nodeName: string): NodeUsageSample | undefined {
     return this.samples.get(nodeName);
-  }
-
-  private tick(): void {
-    this.inFlight = this.poll().finally(() => {
-      this.inFlight = undefined;
-      if (!this.stopped) {
-        this.timer = setTimeout(() => this.tick(), this.o.intervalMs);
-        this.timer.unref();
-      }
-    });
   }
 
   private async poll(): Promise<void> {
@@ -60,7 +48,7 @@ export class MetricsPoller {
       if (!this.available) this.o.logger.info("metrics.k8s.io available: node usage on");
       this.available = true;
     } catch (error) {
-      const missing = error instanceof KubeApiError && (error.statusCode === 404 || error.statusCode === 503);
+      const missing = isNotFound(error) || isServiceUnavailable(error);
       if (this.available || !missing) {
         this.o.logger.info({ err: (error as Error).message }, missing ? "metrics.k8s.io not served: node usage off" : "metrics poll failed");
       }

@@ -199,7 +199,7 @@ export class Reflector<T> {
                 break;
               case "ERROR": {
                 const code = object?.code as number | undefined;
-                return finish(code === 410 ? new WatchExpired() : new KubeApiError(code ?? 500, object?.message ?? "watch error", object?.reason));
+                return finish(code === 410 ? new WatchExpired() : new KubeApiError(code ?? 500, object?.message ?? "watch error", { reason: object?.reason }));
               }
             }
             const rv = object?.metadata?.resourceVersion;

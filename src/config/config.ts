@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { isLoopbackHost } from "../auth/loopback.js";
 import { ROLES, type Role } from "../auth/principal.js";
-import { labelKeyErrors } from "../k8s/label-selector.js";
+import { labelKeyErrors } from "../k8s/label-validation.js";
 
 /** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
 export type DatabaseConfig =

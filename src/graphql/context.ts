@@ -1,4 +1,4 @@
-import type { Principal } from "../auth/principal.js";
+import type { Principal } from "./caller.js";
 import type { Logger } from "../log/logger.js";
 
 /** Built fresh for every request or subscription operation; never shared between them. */

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HeaderMap, type ApolloServer } from "@apollo/server";
-import type { Authentication } from "../auth/authenticator.js";
-import type { Principal } from "../auth/principal.js";
+import type { Authentication, Principal } from "./caller.js";
 import type { RequestContext } from "./context.js";
 import { ErrorCode } from "./errors.js";
 

@@ -1,24 +1,18 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { getOperationAST, GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions } from "graphql";
-import { CloseCode, handleProtocols, makeServer } from "graphql-ws";
+import { handleProtocols, makeServer } from "graphql-ws";
 import { WebSocketServer, type WebSocket } from "ws";
-import type { Authentication } from "../auth/authenticator.js";
-import type { AuditDone, OperationPolicy } from "../auth/operation-policy.js";
-import type { Principal } from "../auth/principal.js";
 import type { Logger } from "../log/logger.js";
+import type { AuditDone, Authentication, OperationPolicy, Principal } from "./caller.js";
+import { CloseCode } from "./close-codes.js";
 import type { RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
-
-/** Close code for a server going away (RFC 6455), sent to every client on shutdown. */
-export const GOING_AWAY = 1001;
-/** Close code for "try again later" (RFC 6455): credentials could not be checked just now. */
-export const TRY_AGAIN_LATER = 1013;
 
 const REFUSAL_CLOSE = {
   [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
   [ErrorCode.FORBIDDEN]: CloseCode.Forbidden,
-  [ErrorCode.UNAVAILABLE]: TRY_AGAIN_LATER,
+  [ErrorCode.UNAVAILABLE]: CloseCode.TryAgainLater,
 } as const;
 
 /** What each connection carries beside the protocol's own state (graphql-ws wants a record). */
@@ -210,7 +204,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       closing ??= new Promise<void>((resolve) => {
         stopWatchingCredentials?.();
         httpServer.off("upgrade", onUpgrade);
-        for (const client of wss.clients) client.close(GOING_AWAY, "Server shutting down");
+        for (const client of wss.clients) client.close(CloseCode.GoingAway, "Server shutting down");
         // A client that never answers the close handshake must not hold shutdown up.
         const force = setTimeout(() => wss.clients.forEach((c) => c.terminate()), 1_000);
         force.unref();

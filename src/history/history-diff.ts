@@ -1,4 +1,5 @@
 import type { CachedNode, Taint } from "../cluster/model.js";
+import { maintenanceActor, type MaintenanceEventKind } from "./history-model.js";
 
 /** What the recorder last wrote about a node (the node_state row): the base of every diff. */
 export interface NodeSnapshot {
@@ -42,7 +43,7 @@ export interface NodeChangeRecord {
 export interface MaintenanceRecord {
   cluster: string;
   node: string;
-  kind: "CORDONED" | "UNCORDONED";
+  kind: Extract<MaintenanceEventKind, "CORDONED" | "UNCORDONED">;
   actor: string;
   reason: string | null;
   at: Date;
@@ -67,13 +68,6 @@ export interface Observation {
   reconciled: boolean;
 }
 
-/**
- * The annotation node-inventory's own cordon and uncordon write in the same patch, so the
- * recorder can name who asked and why. Anything else changing schedulability is "external".
- */
-export const MAINTENANCE_ANNOTATION = "node-inventory.io/maintenance";
-export const EXTERNAL_ACTOR = "external";
-
 /** The fields of a node history cares about; two nodes equal here need no database work. */
 export function projection(node: CachedNode): string {
   const conditions = node.conditions.map((c) => `${c.type}=${c.status}`).join(",");
@@ -97,20 +91,6 @@ export function snapshotOf(node: CachedNode, firstSeenAt: Date): NodeSnapshot {
 function parseTime(text: string | undefined, fallback: Date): Date {
   const ms = text ? Date.parse(text) : NaN;
   return Number.isFinite(ms) ? new Date(ms) : fallback;
-}
-
-/** Who changed schedulability: our own annotation when it describes this very state, else external. */
-function maintenanceActor(node: CachedNode): { actor: string; reason: string | null } {
-  const raw = node.annotations[MAINTENANCE_ANNOTATION];
-  if (raw) {
-    try {
-      const note = JSON.parse(raw) as { actor?: string; reason?: string; unschedulable?: boolean };
-      if (note.unschedulable === node.unschedulable && typeof note.actor === "string") return { actor: note.actor, reason: note.reason ?? null };
-    } catch {
-      // Someone else's malformed annotation: ignore it.
-    }
-  }
-  return { actor: EXTERNAL_ACTOR, reason: null };
 }
 
 function changedKeys(before: Record<string, string>, after: Record<string, string>): [Record<string, string>, Record<string, string>] | undefined {
@@ -171,7 +151,7 @@ export function diffNode(cluster: string, name: string, recorded: NodeSnapshot |
   if (base) {
     if (base.unschedulable !== observed.unschedulable) {
       change("SCHEDULABILITY", { unschedulable: base.unschedulable }, { unschedulable: observed.unschedulable });
-      const { actor, reason } = maintenanceActor(observed);
+      const { actor, reason } = maintenanceActor(observed.annotations, observed.unschedulable);
       const kind = observed.unschedulable ? "CORDONED" : "UNCORDONED";
       diff.maintenance.push({ cluster, node: name, kind, actor, reason, at: obs.at, dedupeKey: `${kind}:${cluster}/${name}@${obs.key}` });
     }

@@ -14,79 +14,27 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type {
+  ConditionStatus,
+  ConditionTransition,
+  ConditionTransitionConnection,
+  MaintenanceEvent,
+  MaintenanceEventConnection,
+  MaintenanceEventFilter,
+  PageInfo,
+  TransitionFilter,
+} from "../graphql/generated/resolvers-types.js";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
-import { pageSize } from "../inventory/pagination.js";
+import { pageSize } from "../graphql/page-size.js";
+import type { MaintenanceEventKind } from "./history-model.js";
 import type { Logger } from "../log/logger.js";
 
-/** The API's ConditionStatus enum. */
-export type ConditionStatus = "TRUE" | "FALSE" | "UNKNOWN";
-
-/** The API's MaintenanceEventKind enum; the database stores these very names. */
-export type MaintenanceEventKind =
-  | "CORDONED"
-  | "UNCORDONED"
-  | "DRAIN_STARTED"
-  | "POD_EVICTED"
-  | "POD_DELETED"
-  | "EVICTION_BLOCKED"
-  | "DRAIN_SUCCEEDED"
-  | "DRAIN_FAILED"
-  | "DRAIN_CANCELLED";
-
-/** The API's TransitionFilter: every field optional, all given ones must hold. */
-export interface TransitionFilter {
-  cluster?: string | null;
-  node?: string | null;
-  type?: string | null;
-  to?: ConditionStatus | null;
-  /** Inclusive. */
-  since?: Date | null;
-  /** Exclusive: [since, until) is half-open. */
-  until?: Date | null;
-}
-
-/** The API's MaintenanceEventFilter. */
-export interface MaintenanceEventFilter {
-  cluster?: string | null;
-  node?: string | null;
-  /** Any of these; null or omitted means every kind, an empty list matches nothing. */
-  kinds?: readonly MaintenanceEventKind[] | null;
-  since?: Date | null;
-  until?: Date | null;
-}
-
-/** A ConditionTransition as the API serves it. */
-export interface ConditionTransitionView {
-  id: string;
-  cluster: string;
-  node: string;
-  type: string;
-  from: ConditionStatus | null;
-  to: ConditionStatus;
-  reason: string | null;
-  message: string | null;
-  at: Date;
-}
-
-/** A MaintenanceEvent as the API serves it. */
-export interface MaintenanceEventView {
-  id: string;
-  cluster: string;
-  node: string;
-  kind: MaintenanceEventKind;
-  actor: string;
-  reason: string | null;
-  at: Date;
-  operationId: string | null;
-  pod: string | null;
-  detail: string | null;
-}
-
-/** One page of a history connection, shaped as the contract's XConnection types. */
-export interface HistoryPage<T> {
-  edges: { cursor: string; node: T }[];
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
-}
+/**
+ * A ConditionTransition and a MaintenanceEvent as the API serves them: read back, `at` is
+ * always a Date (the schema's DateTime output also takes the strings Kubernetes writes).
+ */
+export type ConditionTransitionView = ConditionTransition & { readonly at: Date };
+export type MaintenanceEventView = MaintenanceEvent & { readonly at: Date };
 
 /** One node's `conditionTransitions(type, since, first)`: a key of the batched loader. */
 export interface NodeTransitionsKey {
@@ -254,7 +202,7 @@ export class HistoryQueries {
     filter: TransitionFilter | null | undefined,
     first: number | null | undefined,
     after: string | null | undefined,
-  ): Promise<HistoryPage<ConditionTransitionView>> {
+  ): Promise<ConditionTransitionConnection> {
     const f = filter ?? {};
     const size = pageSize(first);
     const position = after != null ? decodeCursor("transitions", after) : null;
@@ -292,7 +240,7 @@ export class HistoryQueries {
     filter: MaintenanceEventFilter | null | undefined,
     first: number | null | undefined,
     after: string | null | undefined,
-  ): Promise<HistoryPage<MaintenanceEventView>> {
+  ): Promise<MaintenanceEventConnection> {
     const f = filter ?? {};
     const size = pageSize(first);
     const position = after != null ? decodeCursor("events", after) : null;
@@ -445,7 +393,7 @@ function page<R extends { at: Date; id: bigint }, V>(
   rows: R[],
   size: number,
   view: (row: R) => V,
-): HistoryPage<V> {
+): { edges: { cursor: string; node: V }[]; pageInfo: PageInfo } {
   const shown = rows.slice(0, size);
   const edges = shown.map((row) => ({ cursor: encodeCursor(list, row), node: view(row) }));
   return {

@@ -1,21 +1,7 @@
 import DataLoader from "dataloader";
-import type { CachedNode } from "../cluster/model.js";
-import { loaderFor, type RequestContext } from "../graphql/context.js";
+import { loaderFor } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
-import {
-  nodeHistorySize,
-  type ConditionTransitionView,
-  type HistoryQueries,
-  type MaintenanceEventFilter,
-  type MaintenanceEventView,
-  type TransitionFilter,
-} from "./history-queries.js";
-
-interface ConnectionArgs<F> {
-  filter?: F | null;
-  first?: number | null;
-  after?: string | null;
-}
+import { nodeHistorySize, type ConditionTransitionView, type HistoryQueries, type MaintenanceEventView } from "./history-queries.js";
 
 interface NodeRef {
   cluster: string;
@@ -33,17 +19,11 @@ const nodeRefKey = (ref: NodeRef): string => `${ref.cluster}\u0000${ref.node}`;
 export function historyQueryResolvers(queries: HistoryQueries): Resolvers {
   return {
     Query: {
-      conditionTransitions: (_root, args: ConnectionArgs<TransitionFilter>) =>
-        queries.conditionTransitions(args.filter, args.first, args.after),
-      maintenanceEvents: (_root, args: ConnectionArgs<MaintenanceEventFilter>) =>
-        queries.maintenanceEvents(args.filter, args.first, args.after),
+      conditionTransitions: (_root, args) => queries.conditionTransitions(args.filter, args.first, args.after),
+      maintenanceEvents: (_root, args) => queries.maintenanceEvents(args.filter, args.first, args.after),
     },
     Node: {
-      conditionTransitions: async (
-        node: CachedNode,
-        args: { type?: string | null; since?: Date | null; first?: number | null },
-        context: RequestContext,
-      ): Promise<ConditionTransitionView[]> => {
+      conditionTransitions: async (node, args, context) => {
         // Validated here, before batching, so a bad `first` fails this field alone.
         const first = nodeHistorySize(args.first);
         if (first === 0) return [];
@@ -61,11 +41,7 @@ export function historyQueryResolvers(queries: HistoryQueries): Resolvers {
         );
         return loader.load({ cluster: node.cluster, node: node.name });
       },
-      maintenanceEvents: async (
-        node: CachedNode,
-        args: { first?: number | null },
-        context: RequestContext,
-      ): Promise<MaintenanceEventView[]> => {
+      maintenanceEvents: async (node, args, context) => {
         const first = nodeHistorySize(args.first);
         if (first === 0) return [];
         const loader = loaderFor(

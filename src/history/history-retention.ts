@@ -1,4 +1,5 @@
 import type { Database } from "../db/database.js";
+import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import type { Logger } from "../log/logger.js";
 
 const DAY_MS = 86_400_000;
@@ -8,32 +9,31 @@ const DAY_MS = 86_400_000;
  * may run it: deleting what is already gone is harmless.
  */
 export class HistoryRetention {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly database: Database,
     private readonly retentionDays: number,
     private readonly logger: Logger,
-    private readonly intervalMs = 3_600_000,
-  ) {}
-
-  start(): void {
-    const tick = () => {
-      this.running = this.prune(new Date(Date.now() - this.retentionDays * DAY_MS))
-        .then((deleted) => {
-          if (Object.values(deleted).some((n) => n > 0)) this.logger.info({ deleted, retentionDays: this.retentionDays }, "pruned old history");
-        })
-        .catch((error) => this.logger.warn({ err: (error as Error).message }, "history prune failed; will try again"));
-      this.timer = setTimeout(tick, this.intervalMs);
-      this.timer.unref();
-    };
-    tick();
+    intervalMs = 3_600_000,
+  ) {
+    this.task = new PeriodicTask({
+      run: async () => {
+        const deleted = await this.prune(new Date(Date.now() - this.retentionDays * DAY_MS));
+        if (Object.values(deleted).some((n) => n > 0)) this.logger.info({ deleted, retentionDays: this.retentionDays }, "pruned old history");
+      },
+      delayMs: () => intervalMs,
+      immediately: true,
+      onError: (error) => this.logger.warn({ err: (error as Error).message }, "history prune failed; will try again"),
+    });
   }
 
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Deletes every row older than `cutoff`; returns how many of each kind. */

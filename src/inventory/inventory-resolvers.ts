@@ -1,16 +1,20 @@
 import type { CachedNode, CachedPod, NodeCondition } from "../cluster/model.js";
-import type { Resolvers } from "../graphql/schema.js";
+import type { KeyValue, Node, NodeResolvers, Pod, PodResolvers } from "../graphql/generated/resolvers-types.js";
+import type { CompleteResolvers, Resolvers } from "../graphql/schema.js";
 import { nodeRoles, nodeStatusColumn } from "../k8s/node-display.js";
-import type { InventoryService, NodesQuery } from "./inventory-service.js";
-import { readyStatus } from "./node-filter.js";
+import type { InventoryService } from "./inventory-service.js";
+import { conditionStatus, readyStatus } from "./node-filter.js";
 import { resourcesView, usageView, type PodResourceTotals } from "./resources.js";
 
-const CONDITION_STATUS: Record<string, "TRUE" | "FALSE" | "UNKNOWN"> = { True: "TRUE", False: "FALSE", Unknown: "UNKNOWN" };
-
-function keyValues(map: Readonly<Record<string, string>>): { key: string; value: string }[] {
+function keyValues(map: Readonly<Record<string, string>>): KeyValue[] {
   return Object.keys(map)
     .sort()
     .map((key) => ({ key, value: map[key]! }));
+}
+
+/** An RFC 3339 time as Kubernetes wrote it, as the schema's DateTime. */
+function timestamp(text: string | undefined): Date | null {
+  return text === undefined ? null : new Date(text);
 }
 
 function splitRuntime(version: string): [string, string] {
@@ -32,6 +36,9 @@ function memo<K extends object, V>(compute: (key: K) => V): (key: K) => V {
   };
 }
 
+/** Node fields resolved by the history and maintenance concerns (history-resolvers.ts, maintenance-resolvers.ts). */
+type NodeFieldsOfOtherConcerns = "conditionTransitions" | "maintenanceEvents" | "activeDrain";
+
 /** Query.clusters, Query.nodes, Query.node and the Node, Pod and Cluster fields. */
 export function inventoryResolvers(inventory: InventoryService): Resolvers {
   const labels = memo((node: CachedNode) => keyValues(node.labels));
@@ -43,11 +50,11 @@ export function inventoryResolvers(inventory: InventoryService): Resolvers {
   const conditions = memo((node: CachedNode) =>
     node.conditions.map((c: NodeCondition) => ({
       type: c.type,
-      status: CONDITION_STATUS[c.status] ?? "UNKNOWN",
+      status: conditionStatus(c.status),
       reason: c.reason ?? null,
       message: c.message ?? null,
-      lastHeartbeatTime: c.lastHeartbeatTime ?? null,
-      lastTransitionTime: c.lastTransitionTime ?? null,
+      lastHeartbeatTime: timestamp(c.lastHeartbeatTime),
+      lastTransitionTime: timestamp(c.lastTransitionTime),
     })),
   );
   const nodeInfo = memo((node: CachedNode) => {
@@ -57,39 +64,39 @@ export function inventoryResolvers(inventory: InventoryService): Resolvers {
   return {
     Query: {
       clusters: () => inventory.clusterViews(),
-      nodes: (_root, args: NodesQuery) => inventory.nodes(args),
-      node: (_root, args: { cluster?: string | null; name: string }) => inventory.node(args.cluster, args.name),
+      nodes: (_root, args) => inventory.nodes(args),
+      node: (_root, args) => inventory.node(args.cluster, args.name),
     },
     Node: {
-      id: (node: CachedNode) => `${node.cluster}/${node.name}`,
-      createdAt: (node: CachedNode) => node.creationTimestamp,
+      id: (node) => `${node.cluster}/${node.name}`,
+      createdAt: (node) => new Date(node.creationTimestamp),
       labels,
-      label: (node: CachedNode, { key }: { key: string }) => node.labels[key] ?? null,
+      label: (node, { key }) => node.labels[key] ?? null,
       annotations,
-      taints: (node: CachedNode) => node.taints.map((t) => ({ key: t.key, value: t.value ?? null, effect: t.effect })),
-      roles: (node: CachedNode) => nodeRoles(node.labels),
-      zone: (node: CachedNode) => node.labels["topology.kubernetes.io/zone"] ?? null,
-      region: (node: CachedNode) => node.labels["topology.kubernetes.io/region"] ?? null,
-      instanceType: (node: CachedNode) => node.labels["node.kubernetes.io/instance-type"] ?? null,
-      ready: (node: CachedNode) => readyStatus(node),
-      status: (node: CachedNode) => nodeStatusColumn({ spec: { unschedulable: node.unschedulable }, status: { conditions: [...node.conditions] } }),
+      taints: (node) => node.taints.map((t) => ({ key: t.key, value: t.value ?? null, effect: t.effect })),
+      roles: (node) => nodeRoles(node.labels),
+      zone: (node) => node.labels["topology.kubernetes.io/zone"] ?? null,
+      region: (node) => node.labels["topology.kubernetes.io/region"] ?? null,
+      instanceType: (node) => node.labels["node.kubernetes.io/instance-type"] ?? null,
+      ready: (node) => readyStatus(node),
+      status: (node) => nodeStatusColumn({ spec: { unschedulable: node.unschedulable }, status: { conditions: [...node.conditions] } }),
       conditions,
       nodeInfo,
       capacity,
       allocatable,
-      requests: (node: CachedNode) => requests(inventory.podTotals(node)),
-      limits: (node: CachedNode) => limits(inventory.podTotals(node)),
-      podCount: (node: CachedNode) => inventory.podTotals(node).podCount,
-      usage: (node: CachedNode) => {
+      requests: (node) => requests(inventory.podTotals(node)),
+      limits: (node) => limits(inventory.podTotals(node)),
+      podCount: (node) => inventory.podTotals(node).podCount,
+      usage: (node) => {
         const sample = inventory.usage(node);
         return sample ? usageView(sample, node.allocatable) : null;
       },
-      pods: (node: CachedNode, { namespace }: { namespace?: string | null }) => inventory.pods(node, namespace),
-    },
+      pods: (node, { namespace }) => inventory.pods(node, namespace),
+    } satisfies Omit<CompleteResolvers<NodeResolvers, CachedNode, Node>, NodeFieldsOfOtherConcerns>,
     Pod: {
-      ownerKind: (pod: CachedPod) => pod.ownerKind ?? null,
-      requests: (pod: CachedPod) => resourcesView(pod.requests),
-      limits: (pod: CachedPod) => resourcesView(pod.limits),
-    },
+      ownerKind: (pod) => pod.ownerKind ?? null,
+      requests: (pod) => resourcesView(pod.requests),
+      limits: (pod) => resourcesView(pod.limits),
+    } satisfies CompleteResolvers<PodResolvers, CachedPod, Pod>,
   };
 }

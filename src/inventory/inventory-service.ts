@@ -2,28 +2,11 @@ import type { ClusterCache } from "../cluster/cluster-cache.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { CachedNode, CachedPod } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import { compileNodeFilter, readyStatus, type NodeFilterInput } from "./node-filter.js";
-import { paginateNodes, sortNodes, type NodeOrderByInput } from "./node-order.js";
+import type { Cluster, QueryNodesArgs } from "../graphql/generated/resolvers-types.js";
+import { compileNodeFilter, readyStatus } from "./node-filter.js";
+import { paginateNodes, sortNodes } from "./node-order.js";
 import type { Page } from "./pagination.js";
 import { sumPodResources, type PodResourceTotals } from "./resources.js";
-
-export interface ClusterView {
-  name: string;
-  connected: boolean;
-  synced: boolean;
-  nodeCount: number;
-  readyNodeCount: number;
-  lastError: string | null;
-  metricsAvailable: boolean;
-}
-
-export interface NodesQuery {
-  cluster?: string | null;
-  filter?: NodeFilterInput | null;
-  orderBy?: NodeOrderByInput | null;
-  first?: number | null;
-  after?: string | null;
-}
 
 /**
  * The live inventory: answers every node question from the watch caches, synchronously.
@@ -41,7 +24,7 @@ export class InventoryService {
     }
   }
 
-  clusterViews(): ClusterView[] {
+  clusterViews(): Cluster[] {
     return this.clusters.all().map((cache) => {
       const status = cache.status();
       let ready = 0;
@@ -58,7 +41,7 @@ export class InventoryService {
     });
   }
 
-  nodes(query: NodesQuery): Page<CachedNode> {
+  nodes(query: QueryNodesArgs): Page<CachedNode> {
     const caches = query.cluster != null ? [this.cluster(query.cluster)] : this.clusters.all();
     const matches = compileNodeFilter(query.filter ?? undefined);
     const selected: CachedNode[] = [];

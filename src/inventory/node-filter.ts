@@ -5,20 +5,8 @@
 
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { ConditionStatus, NodeFilter } from "../graphql/generated/resolvers-types.js";
 import { parseLabelSelector, SelectorParseError } from "../k8s/label-selector.js";
-
-/** The contract's ConditionStatus enum. */
-export type ConditionStatus = "TRUE" | "FALSE" | "UNKNOWN";
-
-/** The NodeFilter input as GraphQL hands it over: omitted and null both mean "no constraint". */
-export interface NodeFilterInput {
-  labelSelector?: string | null;
-  names?: readonly string[] | null;
-  ready?: boolean | null;
-  schedulable?: boolean | null;
-  roles?: readonly string[] | null;
-  condition?: { type: string; status: ConditionStatus } | null;
-}
 
 /** A node predicate. */
 export type NodePredicate = (node: CachedNode) => boolean;
@@ -62,7 +50,8 @@ const LEGACY_ROLE_LABEL = "kubernetes.io/role";
  * @throws AppError BAD_USER_INPUT for a malformed selector, e.g.
  *   "filter.labelSelector: unable to parse requirement: ... at position 4".
  */
-export function compileNodeFilter(filter: NodeFilterInput | null | undefined): NodePredicate {
+/** The NodeFilter input as GraphQL hands it over: omitted and null both mean "no constraint". */
+export function compileNodeFilter(filter: NodeFilter | null | undefined): NodePredicate {
   if (!filter) return () => true;
   const checks: NodePredicate[] = [];
 

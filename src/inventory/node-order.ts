@@ -4,16 +4,8 @@
  */
 
 import type { CachedNode, NodeUsageSample } from "../cluster/model.js";
-import { compareSortKeys, paginate, type OrderDirection, type OrderSpec, type Page, type SortKey } from "./pagination.js";
-
-/** The contract's NodeOrderField enum. */
-export type NodeOrderField = "NAME" | "CREATED_AT" | "CPU_USAGE" | "MEMORY_USAGE" | "POD_COUNT";
-
-/** The NodeOrderBy input as GraphQL hands it over. */
-export interface NodeOrderByInput {
-  field: NodeOrderField;
-  direction?: OrderDirection | null;
-}
+import type { NodeOrderBy, NodeOrderField } from "../graphql/generated/resolvers-types.js";
+import { compareSortKeys, paginate, type OrderSpec, type Page, type SortKey } from "./pagination.js";
 
 /** What ordering needs beyond the node itself. */
 export interface NodeOrderMetrics {
@@ -27,7 +19,7 @@ export interface NodeOrderMetrics {
 export const DEFAULT_NODE_ORDER: OrderSpec & { field: NodeOrderField } = Object.freeze({ field: "NAME", direction: "ASC" });
 
 /** orderBy with its defaults filled in: NAME when omitted, ASC when no direction is given. */
-export function resolveNodeOrder(orderBy: NodeOrderByInput | null | undefined): OrderSpec & { field: NodeOrderField } {
+export function resolveNodeOrder(orderBy: NodeOrderBy | null | undefined): OrderSpec & { field: NodeOrderField } {
   if (!orderBy) return DEFAULT_NODE_ORDER;
   return { field: orderBy.field, direction: orderBy.direction ?? "ASC" };
 }
@@ -39,7 +31,7 @@ export function resolveNodeOrder(orderBy: NodeOrderByInput | null | undefined): 
  * both directions); POD_COUNT the pod count. Ties are broken by cluster, then name, ascending.
  */
 export function nodeKeyOf(
-  orderBy: NodeOrderByInput | null | undefined,
+  orderBy: NodeOrderBy | null | undefined,
   metrics: NodeOrderMetrics,
 ): (node: CachedNode) => SortKey {
   const { field } = resolveNodeOrder(orderBy);
@@ -66,7 +58,7 @@ export function nodeKeyOf(
  */
 export function sortNodes(
   nodes: Iterable<CachedNode>,
-  orderBy: NodeOrderByInput | null | undefined,
+  orderBy: NodeOrderBy | null | undefined,
   metrics: NodeOrderMetrics,
 ): CachedNode[] {
   const { direction } = resolveNodeOrder(orderBy);
@@ -84,7 +76,7 @@ export function sortNodes(
  */
 export function paginateNodes(
   sorted: readonly CachedNode[],
-  orderBy: NodeOrderByInput | null | undefined,
+  orderBy: NodeOrderBy | null | undefined,
   metrics: NodeOrderMetrics,
   first: number | null | undefined,
   after: string | null | undefined,

@@ -8,14 +8,9 @@
  */
 
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { OrderDirection } from "../graphql/generated/resolvers-types.js";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
-
-/** Page size used when `first` is omitted. */
-export const DEFAULT_PAGE_SIZE = 100;
-/** The largest `first` a client may ask for. */
-export const MAX_PAGE_SIZE = 5000;
-
-export type OrderDirection = "ASC" | "DESC";
+import { pageSize } from "../graphql/page-size.js";
 
 /** Which ordering a list is sorted by; a cursor is only valid for the ordering that made it. */
 export interface OrderSpec {
@@ -95,21 +90,6 @@ export function decodeCursor(cursor: string, order: OrderSpec): SortKey {
 
 function isPrimary(v: unknown): v is string | number | null {
   return v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
-}
-
-/**
- * Validates `first`: omitted means `fallback`; 0 is allowed (only counts).
- * @throws AppError BAD_USER_INPUT when negative or above `max`.
- */
-export function pageSize(first: number | null | undefined, max = MAX_PAGE_SIZE, fallback = DEFAULT_PAGE_SIZE): number {
-  if (first == null) return fallback;
-  if (!Number.isInteger(first) || first < 0) {
-    throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be zero or more, got ${first}`);
-  }
-  if (first > max) {
-    throw new AppError(ErrorCode.BAD_USER_INPUT, `first: must be at most ${max}, got ${first}`);
-  }
-  return first;
 }
 
 /**

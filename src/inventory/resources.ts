@@ -5,25 +5,8 @@
  */
 
 import type { CachedPod, NodeUsageSample, ResourceAmounts } from "../cluster/model.js";
+import type { NodeUsage, Resources } from "../graphql/generated/resolvers-types.js";
 import { formatBytes, formatMillicores, parseQuantity } from "../k8s/quantity.js";
-
-/** The GraphQL `Resources` object. */
-export interface ResourcesView {
-  cpuMillicores: number;
-  memoryBytes: number;
-  pods: number | null;
-  ephemeralStorageBytes: number | null;
-  quantities: { key: string; value: string }[];
-}
-
-/** The GraphQL `NodeUsage` object. */
-export interface NodeUsageView {
-  cpuMillicores: number;
-  memoryBytes: number;
-  cpuPercent: number;
-  memoryPercent: number;
-  timestamp: string;
-}
 
 /** Totals over a node's pods, as `kubectl describe node` shows them under "Allocated resources". */
 export interface PodResourceTotals {
@@ -84,7 +67,7 @@ function canonical(name: string, amount: number): string {
  * ephemeral-storage reads null (pod sums never have a pods entry: containers cannot request it).
  * @throws QuantityParseError for a string that is not a quantity; stripNode keeps only valid ones.
  */
-export function resourcesView(amounts: ResourceAmounts | Readonly<Record<string, string>>): ResourcesView {
+export function resourcesView(amounts: ResourceAmounts | Readonly<Record<string, string>>): Resources {
   const numbers: Record<string, number> = {};
   const quantities: { key: string; value: string }[] = [];
   for (const [key, raw] of Object.entries(amounts)) {
@@ -118,13 +101,13 @@ export function resourcesView(amounts: ResourceAmounts | Readonly<Record<string,
  * Where kubectl prints no percentage (allocatable lacks the resource) or would divide by zero,
  * the contract still needs a Float, so the percentage is 0.
  */
-export function usageView(sample: NodeUsageSample, allocatable: Readonly<Record<string, string>>): NodeUsageView {
+export function usageView(sample: NodeUsageSample, allocatable: Readonly<Record<string, string>>): NodeUsage {
   return {
     cpuMillicores: sample.cpuMillicores,
     memoryBytes: sample.memoryBytes,
     cpuPercent: percentOf(sample.cpuMillicores, allocatable.cpu),
     memoryPercent: percentOf(sample.memoryBytes * 1000, allocatable.memory),
-    timestamp: sample.timestamp,
+    timestamp: new Date(sample.timestamp),
   };
 }
 

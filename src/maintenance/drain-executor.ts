@@ -5,8 +5,10 @@
  * gone, all under one deadline. Every change goes to `report`; the runner persists it.
  */
 
+import { kubeErrorDetail } from "../cluster/kube-client.js";
 import type { Logger } from "../log/logger.js";
-import type { ClusterWriter } from "./cluster-writer.js";
+import type { ClusterWriter } from "../cluster/cluster-writer.js";
+import { maintenanceAnnotations } from "../history/history-model.js";
 import { isSettled, type DrainOperation, type DrainPodState } from "./drain-operation.js";
 import { planDrain, type DrainOptions } from "./drain-plan.js";
 import { drainEvent, type DrainEventRecord } from "./drain-store.js";
@@ -63,7 +65,11 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
     const node = await run.writer.node(operation.node);
     if (!node) return finish("FAILED", `node "${operation.node}" not found`);
     if (!node.unschedulable) {
-      const cordoned = await run.writer.setUnschedulable(operation.node, true, { actor: operation.requestedBy, reason: operation.reason, operationId: operation.id });
+      const cordoned = await run.writer.setUnschedulable(
+        operation.node,
+        true,
+        maintenanceAnnotations({ actor: operation.requestedBy, reason: operation.reason, operationId: operation.id }, true),
+      );
       if (!cordoned) return finish("FAILED", `node "${operation.node}" not found`);
     }
 
@@ -165,6 +171,12 @@ async function removePod(
         const result = await run.writer.evict(pod, options.gracePeriodSeconds);
         if (result.kind === "gone") return gone();
         if (result.kind === "accepted") break;
+        if (result.kind === "namespace-terminating") {
+          // No budget blocks it: the namespace controller will delete the pod; ask again until it has.
+          set({ status: "BLOCKED", blockedBy: null, reason: result.message });
+          await sleep(Math.min(run.timing.evictionRetryMs, Math.max(0, deadline - Date.now())), run.signal);
+          continue;
+        }
         set({ status: "BLOCKED", blockedBy: result.budget, reason: result.message });
         if (result.budget !== lastBudget) {
           lastBudget = result.budget;
@@ -172,7 +184,7 @@ async function removePod(
         }
         await sleep(Math.min(run.timing.evictionRetryMs, Math.max(0, deadline - Date.now())), run.signal);
       } catch (error) {
-        set({ status: "FAILED", reason: (error as Error).message.replace(/^[A-Z]+ \S+: /, "") });
+        set({ status: "FAILED", reason: kubeErrorDetail(error) });
         return;
       }
     }

@@ -3,10 +3,10 @@
  * Plain data; the executor replaces pod entries as they move on.
  */
 
+import type { DrainPodStatus, DrainStatus } from "../graphql/generated/resolvers-types.js";
 import type { DrainOptions } from "./drain-plan.js";
 
-export type DrainStatus = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-export type DrainPodStatus = "PENDING" | "EVICTING" | "BLOCKED" | "EVICTED" | "DELETED" | "SKIPPED" | "FAILED";
+export type { DrainPodStatus, DrainStatus } from "../graphql/generated/resolvers-types.js";
 
 export const ACTIVE_STATUSES: readonly DrainStatus[] = ["PENDING", "RUNNING"];
 

@@ -7,38 +7,21 @@
 
 import type { CachedPod } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { DrainOptions as DrainOptionsInput, DrainOptionsApplied } from "../graphql/generated/resolvers-types.js";
 import { parseLabelSelector, SelectorParseError } from "../k8s/label-selector.js";
 
-/** The GraphQL `DrainOptions` input. */
-export interface DrainOptionsInput {
-  ignoreDaemonSets?: boolean | null;
-  deleteEmptyDirData?: boolean | null;
-  force?: boolean | null;
-  gracePeriodSeconds?: number | null;
-  timeoutSeconds?: number | null;
-  podSelector?: string | null;
-  disableEviction?: boolean | null;
-  dryRun?: boolean | null;
-}
-
-/** The options a drain runs with, every default filled in (GraphQL `DrainOptionsApplied`). */
-export interface DrainOptions {
-  ignoreDaemonSets: boolean;
-  deleteEmptyDirData: boolean;
-  force: boolean;
-  /** Negative: each pod's own terminationGracePeriodSeconds. */
-  gracePeriodSeconds: number;
-  timeoutSeconds: number;
-  podSelector: string | null;
-  disableEviction: boolean;
-}
+/**
+ * The options a drain runs with, every default filled in: the schema's `DrainOptionsApplied`
+ * (a negative gracePeriodSeconds means each pod's own terminationGracePeriodSeconds).
+ */
+export type DrainOptions = Omit<DrainOptionsApplied, "__typename">;
 
 /** kubectl waits forever by default; a service must not, so a drain ends after 10 minutes unless told otherwise. */
 export const DEFAULT_DRAIN_TIMEOUT_SECONDS = 600;
 export const MAX_DRAIN_TIMEOUT_SECONDS = 86_400;
 
 /**
- * The options with kubectl's defaults, except the timeout: bounded, `defaultTimeoutSeconds`
+ * The schema's `DrainOptions` input with kubectl's defaults, except the timeout: bounded, `defaultTimeoutSeconds`
  * (the service's setting) when not given. Bad values are BAD_USER_INPUT.
  */
 export function drainOptions(input: DrainOptionsInput | null | undefined, defaultTimeoutSeconds = DEFAULT_DRAIN_TIMEOUT_SECONDS): DrainOptions {

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import type { MaintenanceEventKind } from "../history/history-queries.js";
+import type { MaintenanceEventKind } from "../history/history-model.js";
 import { ACTIVE_STATUSES, type DrainOperation, type DrainPodState, type DrainStatus } from "./drain-operation.js";
 import type { DrainOptions } from "./drain-plan.js";
 

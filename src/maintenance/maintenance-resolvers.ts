@@ -1,20 +1,15 @@
 import DataLoader from "dataloader";
 import { requireRole } from "../auth/principal.js";
 import type { CachedNode } from "../cluster/model.js";
-import { loaderFor, type RequestContext } from "../graphql/context.js";
+import { CloseCode } from "../graphql/close-codes.js";
+import { loaderFor } from "../graphql/context.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import type { Resolvers } from "../graphql/schema.js";
+import type { DrainOperation as SchemaDrainOperation, DrainOperationResolvers } from "../graphql/generated/resolvers-types.js";
+import type { CompleteResolvers, Resolvers } from "../graphql/schema.js";
 import { BoundedQueue } from "../subscriptions/bounded-queue.js";
 import type { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { isActive, progressPercent, remainingPods, type DrainOperation } from "./drain-operation.js";
-import type { DrainOptionsInput } from "./drain-plan.js";
 import type { MaintenanceService } from "./maintenance-service.js";
-
-interface NodeArgs {
-  cluster?: string | null;
-  name: string;
-  reason?: string | null;
-}
 
 /** States a drainProgress subscriber may have undelivered; only the latest matters, so few. */
 const PROGRESS_QUEUE = 100;
@@ -31,19 +26,17 @@ export function maintenanceResolvers(service: MaintenanceService, hub: Subscript
   };
   return {
     Mutation: {
-      cordonNode: (_root, args: NodeArgs, context: RequestContext) =>
-        service.cordon(requireRole(context.principal, "operator"), args.cluster, args.name, args.reason),
-      uncordonNode: (_root, args: NodeArgs, context: RequestContext) =>
-        service.uncordon(requireRole(context.principal, "operator"), args.cluster, args.name, args.reason),
-      drainNode: (_root, args: NodeArgs & { options?: DrainOptionsInput | null }, context: RequestContext) =>
+      cordonNode: (_root, args, context) => service.cordon(requireRole(context.principal, "operator"), args.cluster, args.name, args.reason),
+      uncordonNode: (_root, args, context) => service.uncordon(requireRole(context.principal, "operator"), args.cluster, args.name, args.reason),
+      drainNode: (_root, args, context) =>
         service.drain(requireRole(context.principal, "operator"), args.cluster, args.name, args.options, args.reason),
-      cancelDrain: (_root, args: { id: string }, context: RequestContext) => service.cancel(requireRole(context.principal, "operator"), args.id),
+      cancelDrain: (_root, args, context) => service.cancel(requireRole(context.principal, "operator"), args.id),
     },
     Query: {
-      drainOperation: async (_root, args: { id: string }) => (await service.get(args.id)) ?? null,
+      drainOperation: async (_root, args) => (await service.get(args.id)) ?? null,
     },
     Node: {
-      activeDrain: (node: CachedNode, _args: unknown, context: RequestContext) =>
+      activeDrain: (node, _args, context) =>
         loaderFor(
           context,
           "maintenance:Node.activeDrain",
@@ -59,14 +52,14 @@ export function maintenanceResolvers(service: MaintenanceService, hub: Subscript
     },
     Subscription: {
       drainProgress: {
-        subscribe: async (_root: unknown, args: { id: string }, context: RequestContext) => {
+        subscribe: async (_root, args, context) => {
           // Listen before reading, so no change between the read and the listening is missed.
           let chain = Promise.resolve();
           let last = "";
           let stop = () => {};
           const queue = new BoundedQueue<DrainOperation>(
             PROGRESS_QUEUE,
-            () => context.closeConnection?.(1013, "Subscriber too slow"),
+            () => context.closeConnection?.(CloseCode.TryAgainLater, "Subscriber too slow"),
             () => stop(),
           );
           const deliver = (state: DrainOperation) => {
@@ -95,8 +88,8 @@ export function maintenanceResolvers(service: MaintenanceService, hub: Subscript
       },
     },
     DrainOperation: {
-      remainingPods: (op: DrainOperation) => remainingPods(op),
-      progressPercent: (op: DrainOperation) => progressPercent(op),
-    },
+      remainingPods: (op) => remainingPods(op),
+      progressPercent: (op) => progressPercent(op),
+    } satisfies CompleteResolvers<DrainOperationResolvers, DrainOperation, SchemaDrainOperation>,
   };
 }

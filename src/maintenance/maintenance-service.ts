@@ -3,16 +3,19 @@ import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import type { Principal } from "../auth/principal.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
-import { KubeApiError } from "../cluster/kube-client.js";
+import { ClusterWriter } from "../cluster/cluster-writer.js";
+import { isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound, isUnauthorized, kubeErrorDetail } from "../cluster/kube-client.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { DrainOptions as DrainOptionsInput } from "../graphql/generated/resolvers-types.js";
+import { maintenanceAnnotations } from "../history/history-model.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import type { Logger } from "../log/logger.js";
 import type { PubSub } from "../pubsub/pubsub.js";
-import { ClusterWriter } from "./cluster-writer.js";
+
 import { DEFAULT_DRAIN_TIMING, executeDrain, readPlan, type DrainTiming } from "./drain-executor.js";
 import { isActive, type DrainOperation } from "./drain-operation.js";
-import { drainOptions, type DrainOptionsInput } from "./drain-plan.js";
+import { drainOptions } from "./drain-plan.js";
 import { drainEvent, type DrainEventRecord, type DrainStore } from "./drain-store.js";
 
 export interface MaintenanceTuning extends Partial<DrainTiming> {
@@ -208,7 +211,7 @@ export class MaintenanceService {
     const current = await kube(cached.cluster, () => writer.node(name));
     if (!current) throw new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cached.cluster}"`);
     if (current.unschedulable === unschedulable) return current;
-    const updated = await kube(cached.cluster, () => writer.setUnschedulable(name, unschedulable, { actor: principal.subject, reason: note }));
+    const updated = await kube(cached.cluster, () => writer.setUnschedulable(name, unschedulable, maintenanceAnnotations({ actor: principal.subject, reason: note }, unschedulable)));
     if (!updated) throw new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cached.cluster}"`);
     this.o.logger.info({ cluster: cached.cluster, node: name, actor: principal.subject, unschedulable }, unschedulable ? "node cordoned" : "node uncordoned");
     return updated;
@@ -364,13 +367,11 @@ async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof KubeApiError) {
-      const detail = error.message.replace(/^[A-Z]+ \S+: /, "");
-      if (error.statusCode === 401 || error.statusCode === 403) throw new AppError(ErrorCode.FORBIDDEN, `cluster "${cluster}" refused: ${detail}`);
-      if (error.statusCode === 404) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${cluster}": ${detail}`);
-      if (error.statusCode === 409) throw new AppError(ErrorCode.CONFLICT, `cluster "${cluster}": ${detail}`);
-      if (error.statusCode === 422 || error.statusCode === 400) throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster "${cluster}": ${detail}`);
-    }
-    throw new AppError(ErrorCode.UNAVAILABLE, `cluster "${cluster}" cannot be reached: ${(error as Error).message.replace(/^[A-Z]+ \S+: /, "")}`);
+    const detail = kubeErrorDetail(error);
+    if (isUnauthorized(error) || isForbidden(error)) throw new AppError(ErrorCode.FORBIDDEN, `cluster "${cluster}" refused: ${detail}`);
+    if (isNotFound(error)) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${cluster}": ${detail}`);
+    if (isConflict(error) || isAlreadyExists(error)) throw new AppError(ErrorCode.CONFLICT, `cluster "${cluster}": ${detail}`);
+    if (isInvalid(error)) throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster "${cluster}": ${detail}`);
+    throw new AppError(ErrorCode.UNAVAILABLE, `cluster "${cluster}" cannot be reached: ${detail}`);
   }
 }

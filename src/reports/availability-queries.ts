@@ -13,12 +13,12 @@
 
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
+import type { QueryAvailabilityReportArgs } from "../graphql/generated/resolvers-types.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { Logger } from "../log/logger.js";
 import {
   availabilityRequest,
   buildAvailabilityReport,
-  type AvailabilityArgs,
   type AvailabilityReport,
   type AvailabilityRequest,
   type NodeHistory,
@@ -76,7 +76,7 @@ export class AvailabilityQueries {
    * Query.availabilityReport.
    * @throws AppError BAD_USER_INPUT for bad arguments (before any query); UNAVAILABLE when the database fails.
    */
-  async report(args: AvailabilityArgs): Promise<AvailabilityReport> {
+  async report(args: QueryAvailabilityReportArgs): Promise<AvailabilityReport> {
     const request = availabilityRequest(args);
     let histories: NodeHistory[];
     try {

@@ -5,17 +5,11 @@
  */
 
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { AvailabilityGroup, AvailabilityReport, NodeAvailability, QueryAvailabilityReportArgs } from "../graphql/generated/resolvers-types.js";
 import { compareKeys, dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
 import { nodeFigures, type NodeFigures, type RecordedNode, type TimelineEvent } from "./availability-timeline.js";
 
-/** The arguments of Query.availabilityReport. */
-export interface AvailabilityArgs {
-  cluster?: string | null;
-  from: Date;
-  to: Date;
-  groupBy?: readonly ReportGrouping[] | null;
-  flapThresholdSeconds?: number | null;
-}
+export type { AvailabilityGroup, AvailabilityReport, NodeAvailability } from "../graphql/generated/resolvers-types.js";
 
 /** The arguments, checked and with defaults. */
 export interface AvailabilityRequest {
@@ -29,40 +23,8 @@ export interface AvailabilityRequest {
 /** An outage shorter than this is a flap unless the caller says otherwise. */
 export const DEFAULT_FLAP_THRESHOLD_SECONDS = 300;
 
-/** The figures a node and a group share: the API's NodeAvailability and AvailabilityGroup without their identity. */
-export interface AvailabilityFigures {
-  observedSeconds: number;
-  readySeconds: number;
-  notReadySeconds: number;
-  unknownSeconds: number;
-  availability: number | null;
-  outages: number;
-  longestOutageSeconds: number;
-  mttrSeconds: number | null;
-  flaps: number;
-  maintenanceSeconds: number;
-}
-
-export interface NodeAvailability extends AvailabilityFigures {
-  cluster: string;
-  node: string;
-  key: ReportKey[];
-  deleted: boolean;
-}
-
-export interface AvailabilityGroup extends AvailabilityFigures {
-  key: ReportKey[];
-  nodeCount: number;
-}
-
-export interface AvailabilityReport {
-  from: Date;
-  to: Date;
-  groupBy: string[];
-  groups: AvailabilityGroup[];
-  total: AvailabilityGroup;
-  nodes: NodeAvailability[];
-}
+/** The figures a node and a group share: the API's AvailabilityGroup without its identity. */
+export type AvailabilityFigures = Omit<AvailabilityGroup, "__typename" | "key" | "nodeCount">;
 
 /** One node's recorded state and the rows of its history the report needs. */
 export interface NodeHistory {
@@ -74,7 +36,7 @@ export interface NodeHistory {
  * Checks the arguments: `to` after `from`, a flap threshold of zero or more, valid groupings.
  * @throws AppError BAD_USER_INPUT naming what is wrong.
  */
-export function availabilityRequest(args: AvailabilityArgs): AvailabilityRequest {
+export function availabilityRequest(args: QueryAvailabilityReportArgs): AvailabilityRequest {
   if (!(args.to.getTime() > args.from.getTime())) throw new AppError(ErrorCode.BAD_USER_INPUT, "to must be after from");
   const threshold = args.flapThresholdSeconds ?? DEFAULT_FLAP_THRESHOLD_SECONDS;
   if (!Number.isInteger(threshold) || threshold < 0) {

@@ -5,6 +5,7 @@
  */
 
 import type { CachedNode, NodeUsageSample } from "../cluster/model.js";
+import type { CapacityGroup, ResourceCapacity } from "../graphql/generated/resolvers-types.js";
 import { readyStatus } from "../inventory/node-filter.js";
 import type { PodResourceTotals } from "../inventory/resources.js";
 import { parseQuantity } from "../k8s/quantity.js";
@@ -25,39 +26,8 @@ export interface NodeAmounts {
   allocatable: Amounts;
 }
 
-/** The GraphQL `ResourceCapacity`. */
-export interface ResourceCapacityView {
-  unit: string;
-  capacity: number;
-  allocatable: number;
-  requests: number;
-  limits: number;
-  usage: number | null;
-  headroom: number;
-  requestRatio: number | null;
-  overcommitRatio: number | null;
-  usageRatio: number | null;
-}
-
-/** The GraphQL `PodFit`. */
-export interface PodFitView {
-  pods: number;
-  nodesWithRoom: number;
-  nodesExcluded: number;
-}
-
 /** The GraphQL `CapacityGroup`, without trends (the service adds them). */
-export interface CapacityGroupView {
-  key: ReportKey[];
-  nodeCount: number;
-  readyNodeCount: number;
-  schedulableNodeCount: number;
-  cpu: ResourceCapacityView;
-  memory: ResourceCapacityView;
-  pods: ResourceCapacityView;
-  ephemeralStorage: ResourceCapacityView;
-  fit: PodFitView | null;
-}
+export type CapacityGroupView = Omit<CapacityGroup, "trends">;
 
 /** Parses a node's capacity and allocatable as Kubernetes values them (cpu as MilliValue, others as Value). */
 export function nodeAmounts(node: CachedNode): NodeAmounts {
@@ -86,7 +56,7 @@ class ResourceSums {
 
   constructor(private readonly unit: string) {}
 
-  view(): ResourceCapacityView {
+  view(): ResourceCapacity {
     const ratio = (amount: number | null) => (amount === null || this.allocatable === 0 ? null : amount / this.allocatable);
     return {
       unit: this.unit,

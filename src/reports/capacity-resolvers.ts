@@ -1,11 +1,11 @@
 import type { Resolvers } from "../graphql/schema.js";
-import type { CapacityReportQuery, CapacityReports } from "./capacity-service.js";
+import type { CapacityReports } from "./capacity-service.js";
 
 /** Query.capacityReport; every other field of the report is plain data. */
 export function capacityResolvers(reports: CapacityReports): Resolvers {
   return {
     Query: {
-      capacityReport: (_root, args: CapacityReportQuery) => reports.report(args),
+      capacityReport: (_root, args) => reports.report(args),
     },
   };
 }

@@ -1,11 +1,12 @@
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { CapacityReport, CapacityTrends, NodeFilter, QueryCapacityReportArgs, ResourceTrend } from "../graphql/generated/resolvers-types.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
-import { compileNodeFilter, type NodeFilterInput } from "../inventory/node-filter.js";
-import { CapacityTally, nodeAmounts, type CapacityGroupView, type NodeAmounts } from "./capacity-report.js";
+import { compileNodeFilter } from "../inventory/node-filter.js";
+import { CapacityTally, nodeAmounts, type NodeAmounts } from "./capacity-report.js";
 import { dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
-import { compilePodShape, type PodShapeInput } from "./pod-fit.js";
+import { compilePodShape } from "./pod-fit.js";
 import { CELL_COLUMNS, emptyTrend, type DepartedNode, type GroupTrend, type TrendResolution, type TrendsStore } from "./trends-store.js";
 
 const HOUR_MS = 3_600_000;
@@ -13,44 +14,6 @@ const HOUR_MS = 3_600_000;
 /** Periods up to this long that lie within the raw retention are read sampling by sampling; longer ones hour by hour. */
 export const RAW_PERIOD_MS = 6 * HOUR_MS;
 
-/** Query.capacityReport's arguments. */
-export interface CapacityReportQuery {
-  cluster?: string | null;
-  filter?: NodeFilterInput | null;
-  groupBy?: readonly ReportGrouping[] | null;
-  podShape?: PodShapeInput | null;
-  trendsSince?: Date | null;
-  trendsUntil?: Date | null;
-}
-
-/** The GraphQL `ResourceTrend`. */
-export interface ResourceTrendView {
-  peakUsage: number | null;
-  p95Usage: number | null;
-  peakRequests: number;
-  p95Requests: number;
-}
-
-/** The GraphQL `CapacityTrends`. */
-export interface CapacityTrendsView {
-  from: Date;
-  to: Date;
-  samples: number;
-  cpu: ResourceTrendView;
-  memory: ResourceTrendView;
-}
-
-export type CapacityGroupWithTrends = CapacityGroupView & { trends: CapacityTrendsView | null };
-
-/** The GraphQL `CapacityReport`. */
-export interface CapacityReportView {
-  generatedAt: Date;
-  groupBy: string[];
-  groups: CapacityGroupWithTrends[];
-  total: CapacityGroupWithTrends;
-  podShape: { cpuMillicores: number; memoryBytes: number } | null;
-  incompleteClusters: string[];
-}
 
 /**
  * Query.capacityReport: live figures from the watch caches in one pass over the nodes, and,
@@ -80,7 +43,7 @@ export class CapacityReports {
    * @throws AppError BAD_USER_INPUT for a bad filter, grouping, pod shape or period; NOT_FOUND for
    *   a cluster that is not configured; UNAVAILABLE when trends are asked for and the database fails.
    */
-  async report(query: CapacityReportQuery, now = new Date()): Promise<CapacityReportView> {
+  async report(query: QueryCapacityReportArgs, now = new Date()): Promise<CapacityReport> {
     const groupings = validateGroupings(query.groupBy);
     const matches = compileNodeFilter(query.filter);
     const shape = query.podShape ? compilePodShape(query.podShape) : undefined;
@@ -133,7 +96,7 @@ export class CapacityReports {
       if (groupings.length) for (const id of trends.keys()) if (id !== null) tally.ensureGroup(id, keyOf(groupings, id));
     }
 
-    const trendsOf = (id: string | null): CapacityTrendsView | null => {
+    const trendsOf = (id: string | null): CapacityTrends | null => {
       if (!period || !trends) return null;
       const trend = trends.get(id) ?? emptyTrend();
       return { from: period.since, to: period.until, samples: trend.samples, cpu: resourceTrend(trend, "cpu"), memory: resourceTrend(trend, "memory") };
@@ -187,7 +150,7 @@ export function trendsPeriod(since: Date | null | undefined, until: Date | null 
 }
 
 /** Whether the cell rows may answer: no filter, and only dimensions and label keys a cell row carries. */
-function isCellReport(filter: NodeFilterInput | null | undefined, groupings: readonly ReportGrouping[], labelKeys: readonly string[]): boolean {
+function isCellReport(filter: NodeFilter | null | undefined, groupings: readonly ReportGrouping[], labelKeys: readonly string[]): boolean {
   const unfiltered = !filter || Object.values(filter).every((value) => value == null);
   return unfiltered && groupings.every((g) => (g.by === "LABEL" ? labelKeys.includes(g.labelKey!) : CELL_COLUMNS[g.by] !== undefined));
 }
@@ -198,7 +161,7 @@ function keyOf(groupings: readonly ReportGrouping[], id: string): ReportKey[] {
   return groupings.map((grouping, i) => ({ dimension: dimensionName(grouping), value: values[i] ?? null }));
 }
 
-function resourceTrend(trend: GroupTrend, resource: "cpu" | "memory"): ResourceTrendView {
+function resourceTrend(trend: GroupTrend, resource: "cpu" | "memory"): ResourceTrend {
   const usage = resource === "cpu" ? trend.cpuUsage : trend.memoryUsage;
   const requests = resource === "cpu" ? trend.cpuRequests : trend.memoryRequests;
   return { peakUsage: usage.peak, p95Usage: usage.p95, peakRequests: requests.peak ?? 0, p95Requests: requests.p95 ?? 0 };

@@ -5,22 +5,12 @@
  */
 
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import { labelKeyErrors } from "../k8s/label-selector.js";
+import type { ReportGrouping, ReportKey } from "../graphql/generated/resolvers-types.js";
+import { labelKeyErrors } from "../k8s/label-validation.js";
 import { nodeRoles } from "../k8s/node-display.js";
 
-export type ReportDimension = "CLUSTER" | "NODE_POOL" | "ZONE" | "INSTANCE_TYPE" | "ROLE" | "LABEL";
-
-/** The GraphQL `ReportGrouping` input. */
-export interface ReportGrouping {
-  by: ReportDimension;
-  labelKey?: string | null;
-}
-
-/** One entry of a group's key: the GraphQL `ReportKey`. */
-export interface ReportKey {
-  dimension: string;
-  value: string | null;
-}
+/** The schema's ReportDimension, ReportGrouping input and ReportKey, which every report shares. */
+export type { ReportDimension, ReportGrouping, ReportKey } from "../graphql/generated/resolvers-types.js";
 
 /**
  * Labels that name a node's pool, most specific first: managed node groups of EKS, GKE and

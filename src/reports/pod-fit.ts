@@ -6,23 +6,11 @@
 
 import type { Taint } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import { labelKeyErrors } from "../k8s/label-selector.js";
+import type { PodShapeInput } from "../graphql/generated/resolvers-types.js";
+import { labelKeyErrors } from "../k8s/label-validation.js";
 import { parseQuantity, QuantityParseError } from "../k8s/quantity.js";
 
-/** The GraphQL `TolerationInput`. */
-export interface TolerationInput {
-  key?: string | null;
-  operator?: string | null;
-  value?: string | null;
-  effect?: string | null;
-}
-
-/** The GraphQL `PodShapeInput`. */
-export interface PodShapeInput {
-  cpu: string;
-  memory: string;
-  tolerations?: readonly TolerationInput[] | null;
-}
+export type { PodShapeInput, TolerationInput } from "../graphql/generated/resolvers-types.js";
 
 /** A toleration as Kubernetes stores it: empty strings where nothing was given. */
 export interface Toleration {

@@ -1,5 +1,6 @@
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
+import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import type { Logger } from "../log/logger.js";
 import { groupValue, type ReportGrouping } from "./grouping.js";
 import type { NodeSample, TrendsStore } from "./trends-store.js";
@@ -35,9 +36,7 @@ export interface UsageSamplerOptions {
  * sampling comes within the interval.
  */
 export class UsageSampler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = false;
+  private readonly task: PeriodicTask;
   /** The hour housekeeping last ran in; it runs again once the hour changes. */
   private housekeptHour = -1;
   private failing = false;
@@ -47,6 +46,8 @@ export class UsageSampler {
 
   constructor(private readonly o: UsageSamplerOptions) {
     this.labelKeys = [...new Set(o.labelKeys)].sort();
+    // On the interval's boundaries (samplings of every replica line up); each stamped with its boundary.
+    this.task = new PeriodicTask({ run: (at) => this.tick(at), delayMs: () => this.periodMs - (Date.now() % this.periodMs) });
   }
 
   /** The timer's period: the interval, or an hour (for housekeeping alone) when sampling is off. */
@@ -55,15 +56,12 @@ export class UsageSampler {
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule();
+    this.task.start();
   }
 
   /** Stops the timer and waits for a sampling in progress. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /**
@@ -113,16 +111,6 @@ export class UsageSampler {
     }
     deleted += await this.o.store.prune(new Date(now.getTime() - this.o.retentionDays * 24 * HOUR_MS));
     return { rolledUp, deleted };
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    const now = Date.now();
-    const next = (Math.floor(now / this.periodMs) + 1) * this.periodMs;
-    this.timer = setTimeout(() => {
-      this.running = this.tick(new Date(next)).finally(() => this.schedule());
-    }, next - now);
-    this.timer.unref();
   }
 
   private async tick(at: Date): Promise<void> {

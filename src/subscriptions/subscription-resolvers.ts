@@ -1,15 +1,14 @@
+import { CloseCode } from "../graphql/close-codes.js";
 import type { RequestContext } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
 import type { MaintenanceEventView } from "../history/history-queries.js";
-import { compileNodeFilter, type NodeFilterInput } from "../inventory/node-filter.js";
+import { compileNodeFilter } from "../inventory/node-filter.js";
 import { BoundedQueue } from "./bounded-queue.js";
 import type { NodeStatusEvent, SubscriptionHub } from "./subscription-hub.js";
 
 /** Events one subscription may have undelivered before its connection is closed. */
 export const SUBSCRIBER_QUEUE = 1_000;
 
-/** WebSocket close code for a subscriber that cannot keep up (RFC 6455 "Try Again Later"). */
-export const TOO_SLOW = 1013;
 
 /**
  * A bounded stream of the hub's events for one subscription. A subscriber that falls
@@ -21,7 +20,7 @@ function stream<T>(context: RequestContext, capacity: number, listen: (push: (ev
     capacity,
     () => {
       context.logger.warn({ capacity }, "subscriber too slow: closing its connection");
-      context.closeConnection?.(TOO_SLOW, `Subscriber too slow: more than ${capacity} events undelivered`);
+      context.closeConnection?.(CloseCode.TryAgainLater, `Subscriber too slow: more than ${capacity} events undelivered`);
     },
     () => stop(),
   );
@@ -34,7 +33,7 @@ export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIB
   return {
     Subscription: {
       nodeStatusChanged: {
-        subscribe: (_root: unknown, args: { cluster?: string | null; filter?: NodeFilterInput | null }, context: RequestContext) => {
+        subscribe: (_root, args, context) => {
           // Validated at subscribe time, so a bad selector is an error, not a silent stream.
           const matches = compileNodeFilter(args.filter);
           const hasFilter = args.filter != null && Object.values(args.filter).some((v) => v != null);
@@ -50,7 +49,7 @@ export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIB
         resolve: (event: NodeStatusEvent) => event,
       },
       maintenanceEvents: {
-        subscribe: (_root: unknown, args: { cluster?: string | null; node?: string | null }, context: RequestContext) =>
+        subscribe: (_root, args, context) =>
           stream<MaintenanceEventView>(context, queueSize, (push) =>
             hub.onMaintenance((event) => {
               if (args.cluster != null && event.cluster !== args.cluster) return;

@@ -2,19 +2,18 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "../../src/db/database.js";
 import { AppError } from "../../src/graphql/errors.js";
-import {
-  HistoryQueries,
-  type ConditionTransitionView,
-  type HistoryPage,
-  type MaintenanceEventFilter,
-  type MaintenanceEventView,
-  type TransitionFilter,
-} from "../../src/history/history-queries.js";
+import type {
+  ConditionTransitionConnection,
+  MaintenanceEventConnection,
+  MaintenanceEventFilter,
+  TransitionFilter,
+} from "../../src/graphql/generated/resolvers-types.js";
+import { HistoryQueries } from "../../src/history/history-queries.js";
 import { BACKENDS } from "../support/databases.js";
 import { at, countingDatabase, migratedDatabase, seed, type StatementCounts } from "./history-fixtures.js";
 
-const messages = (page: HistoryPage<ConditionTransitionView>) => page.edges.map((e) => e.node.message);
-const details = (page: HistoryPage<MaintenanceEventView>) => page.edges.map((e) => e.node.detail);
+const messages = (page: ConditionTransitionConnection) => page.edges.map((e) => e.node.message);
+const details = (page: MaintenanceEventConnection) => page.edges.map((e) => e.node.detail);
 
 /** Rejects with AppError of `code` whose message is exactly `message`. */
 async function rejectsWith(promise: Promise<unknown>, code: string, message: string | RegExp) {
@@ -89,7 +88,7 @@ for (const backend of BACKENDS) {
       let cursor: string | null = null;
       const pages: boolean[] = [];
       for (;;) {
-        const page: HistoryPage<ConditionTransitionView> = await queries.conditionTransitions(null, 3, cursor);
+        const page: ConditionTransitionConnection = await queries.conditionTransitions(null, 3, cursor);
         seen.push(...messages(page).map(String));
         pages.push(page.pageInfo.hasNextPage);
         if (!page.pageInfo.hasNextPage) break;
@@ -177,7 +176,7 @@ for (const backend of BACKENDS) {
       const seen: string[] = [];
       let cursor: string | null = null;
       for (;;) {
-        const page: HistoryPage<MaintenanceEventView> = await queries.maintenanceEvents(null, 4, cursor);
+        const page: MaintenanceEventConnection = await queries.maintenanceEvents(null, 4, cursor);
         seen.push(...details(page).map(String));
         if (!page.pageInfo.hasNextPage) break;
         cursor = page.pageInfo.endCursor;

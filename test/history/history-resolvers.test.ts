@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { graphql, type ExecutionResult, type GraphQLSchema } from "graphql";
+import type { CachedNode } from "../../src/cluster/model.js";
 import type { Database } from "../../src/db/database.js";
 import type { RequestContext } from "../../src/graphql/context.js";
 import { formatError } from "../../src/graphql/errors.js";
@@ -20,7 +21,8 @@ const bigNode = (i: number) => `big-${String(i).padStart(3, "0")}`;
  * ({cluster, name}) are all the history fields read.
  */
 function inventoryStub(): Resolvers {
-  const nodes = Array.from({ length: BIG }, (_, i) => ({ cluster: "big", name: bigNode(i) }));
+  const stubNode = (cluster: string, name: string) => ({ cluster, name }) as CachedNode;
+  const nodes = Array.from({ length: BIG }, (_, i) => stubNode("big", bigNode(i)));
   return {
     Query: {
       nodes: () => ({
@@ -28,7 +30,7 @@ function inventoryStub(): Resolvers {
         pageInfo: { hasNextPage: false, endCursor: null },
         totalCount: nodes.length,
       }),
-      node: (_root, args: { cluster?: string | null; name: string }) => ({ cluster: args.cluster ?? "prod", name: args.name }),
+      node: (_root, args) => stubNode(args.cluster ?? "prod", args.name),
     },
   };
 }

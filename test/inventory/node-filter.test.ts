@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import type { CachedNode, NodeCondition } from "../../src/cluster/model.js";
 import { AppError } from "../../src/graphql/errors.js";
 import { nodeRoles } from "../../src/k8s/node-display.js";
-import { compileNodeFilter, readyStatus, type NodeFilterInput } from "../../src/inventory/node-filter.js";
+import type { NodeFilter } from "../../src/graphql/generated/resolvers-types.js";
+import { compileNodeFilter, readyStatus } from "../../src/inventory/node-filter.js";
 import { cachedNode } from "../support/cached-objects.js";
 
 function node(name: string, opts: { labels?: Record<string, string>; conditions?: NodeCondition[]; unschedulable?: boolean } = {}): CachedNode {
@@ -31,7 +32,7 @@ const NODES: CachedNode[] = [
   node("flappy-1", { conditions: [cond("Ready", "False"), cond("Ready", "True")], unschedulable: true }),
 ];
 
-function names(filter: NodeFilterInput | null | undefined): string[] {
+function names(filter: NodeFilter | null | undefined): string[] {
   const matches = compileNodeFilter(filter);
   return NODES.filter(matches).map((n) => n.name);
 }
@@ -52,7 +53,7 @@ describe("readyStatus (Node.ready)", () => {
 
 describe("compileNodeFilter", () => {
   const ALL = NODES.map((n) => n.name);
-  const cases: [string, NodeFilterInput | null | undefined, string[]][] = [
+  const cases: [string, NodeFilter | null | undefined, string[]][] = [
     ["no filter", undefined, ALL],
     ["null filter", null, ALL],
     ["an empty filter", {}, ALL],

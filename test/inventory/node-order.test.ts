@@ -1,7 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { CachedNode, NodeUsageSample } from "../../src/cluster/model.js";
-import { nodeKeyOf, resolveNodeOrder, sortNodes, type NodeOrderByInput, type NodeOrderMetrics } from "../../src/inventory/node-order.js";
+import type { NodeOrderBy } from "../../src/graphql/generated/resolvers-types.js";
+import { nodeKeyOf, resolveNodeOrder, sortNodes, type NodeOrderMetrics } from "../../src/inventory/node-order.js";
 
 function node(cluster: string, name: string, creationTimestamp: string): CachedNode {
   return {
@@ -52,7 +53,7 @@ const metrics: NodeOrderMetrics = {
 const ids = (nodes: CachedNode[]) => nodes.map((n) => `${n.cluster}/${n.name}`);
 
 describe("sortNodes orders by every field in both directions, ties by cluster then name", () => {
-  const cases: [NodeOrderByInput | undefined, string[]][] = [
+  const cases: [NodeOrderBy | undefined, string[]][] = [
     [undefined, ["dev/a", "prod/a", "dev/b", "prod/b", "dev/c", "prod/d"]],
     [{ field: "NAME" }, ["dev/a", "prod/a", "dev/b", "prod/b", "dev/c", "prod/d"]],
     [{ field: "NAME", direction: "ASC" }, ["dev/a", "prod/a", "dev/b", "prod/b", "dev/c", "prod/d"]],

@@ -2,8 +2,10 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { CachedNode, NodeUsageSample } from "../../src/cluster/model.js";
 import { AppError } from "../../src/graphql/errors.js";
-import { nodeKeyOf, paginateNodes, resolveNodeOrder, sortNodes, type NodeOrderByInput, type NodeOrderMetrics } from "../../src/inventory/node-order.js";
-import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, MAX_PAGE_SIZE, paginate, type Page } from "../../src/inventory/pagination.js";
+import type { NodeOrderBy } from "../../src/graphql/generated/resolvers-types.js";
+import { nodeKeyOf, paginateNodes, resolveNodeOrder, sortNodes, type NodeOrderMetrics } from "../../src/inventory/node-order.js";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../src/graphql/page-size.js";
+import { decodeCursor, encodeCursor, paginate, type Page } from "../../src/inventory/pagination.js";
 import { cachedNode } from "../support/cached-objects.js";
 
 function node(cluster: string, name: string): CachedNode {
@@ -27,7 +29,7 @@ const metrics: NodeOrderMetrics = {
   podCount: (n) => indexOf(n) % 13,
 };
 
-function walk(nodes: CachedNode[], orderBy: NodeOrderByInput | undefined, pageSize: number): { seen: CachedNode[]; pages: number } {
+function walk(nodes: CachedNode[], orderBy: NodeOrderBy | undefined, pageSize: number): { seen: CachedNode[]; pages: number } {
   const sorted = sortNodes(nodes, orderBy, metrics);
   const seen: CachedNode[] = [];
   let after: string | null = null;
@@ -57,7 +59,7 @@ function assertBadInput(fn: () => unknown, message: string | RegExp): void {
 
 describe("paging through 5,000 nodes in pages of 700", () => {
   const nodes = fleet();
-  const orders: (NodeOrderByInput | undefined)[] = [
+  const orders: (NodeOrderBy | undefined)[] = [
     undefined,
     { field: "NAME", direction: "DESC" },
     { field: "CREATED_AT" },
@@ -97,7 +99,7 @@ describe("paging through 5,000 nodes in pages of 700", () => {
 });
 
 describe("cursors are stable while nodes come and go", () => {
-  const orderBy: NodeOrderByInput = { field: "NAME" };
+  const orderBy: NodeOrderBy = { field: "NAME" };
 
   test("a node inserted mid-paging: after the cursor it appears, before it it does not, nothing repeats", () => {
     let nodes = fleet(2000);
@@ -141,7 +143,7 @@ describe("cursors are stable while nodes come and go", () => {
 
   test("ordered by usage, the next page holds exactly the keys after the cursor", () => {
     const nodes = fleet(50);
-    const cpu: NodeOrderByInput = { field: "CPU_USAGE" };
+    const cpu: NodeOrderBy = { field: "CPU_USAGE" };
     const sorted = sortNodes(nodes, cpu, metrics);
     const page1 = paginateNodes(sorted, cpu, metrics, 20, null);
     const key = decodeCursor(page1.pageInfo.endCursor!, resolveNodeOrder(cpu));
@@ -157,7 +159,7 @@ describe("cursors are stable while nodes come and go", () => {
 
   test("paging across the nodes without a sample (null keys, last in both directions)", () => {
     for (const direction of ["ASC", "DESC"] as const) {
-      const orderBy: NodeOrderByInput = { field: "MEMORY_USAGE", direction };
+      const orderBy: NodeOrderBy = { field: "MEMORY_USAGE", direction };
       const nodes = fleet(40);
       const { seen } = walk(nodes, orderBy, 3);
       assert.deepEqual(seen, sortNodes(nodes, orderBy, metrics));
@@ -199,7 +201,7 @@ describe("bad cursors are BAD_USER_INPUT", () => {
   const b64 = (s: string) => Buffer.from(s).toString("base64url");
   const NOT = "after: not a cursor of this ordering";
 
-  const cases: [string, NodeOrderByInput, string][] = [
+  const cases: [string, NodeOrderBy, string][] = [
     ["garbage", { field: "NAME" }, "!!not a cursor!!"],
     ["empty", { field: "NAME" }, ""],
     ["base64 of non-JSON", { field: "NAME" }, b64("hello")],

@@ -163,7 +163,7 @@ describe("usageView computes percentages as kubectl top node", () => {
         memoryBytes: memory,
         cpuPercent: cpuPct,
         memoryPercent: memPct,
-        timestamp: "2026-01-01T00:00:30Z",
+        timestamp: new Date("2026-01-01T00:00:30Z"),
       });
       // We return the exact ratio; kubectl prints it truncated.
       assert.equal(Math.trunc(view.cpuPercent), kubectlCpu);

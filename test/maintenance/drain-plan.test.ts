@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { CachedPod } from "../../src/cluster/model.js";
 import { AppError } from "../../src/graphql/errors.js";
+import type { DrainOptions as DrainOptionsInput } from "../../src/graphql/generated/resolvers-types.js";
 import {
   DAEMONSET_FATAL,
   DAEMONSET_WARNING,
@@ -13,7 +14,6 @@ import {
   UNMANAGED_FATAL,
   UNMANAGED_WARNING,
   verdictFor,
-  type DrainOptionsInput,
 } from "../../src/maintenance/drain-plan.js";
 
 function pod(name: string, fields: Partial<CachedPod> = {}): CachedPod {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { AppError } from "../../src/graphql/errors.js";
-import { availabilityRequest, buildAvailabilityReport, type AvailabilityArgs, type NodeHistory } from "../../src/reports/availability-report.js";
+import type { QueryAvailabilityReportArgs } from "../../src/graphql/generated/resolvers-types.js";
+import { availabilityRequest, buildAvailabilityReport, type NodeHistory } from "../../src/reports/availability-report.js";
 import type { TimelineEvent } from "../../src/reports/availability-timeline.js";
 
 // The period is [minute 0, minute 100).
@@ -36,7 +37,7 @@ const HISTORIES: NodeHistory[] = [
 
 const minutes = (m: number) => m * 60;
 
-function request(args: Partial<AvailabilityArgs> = {}) {
+function request(args: Partial<QueryAvailabilityReportArgs> = {}) {
   return availabilityRequest({ from: t(0), to: t(100), ...args });
 }
 
@@ -150,7 +151,7 @@ describe("the availability report", () => {
     });
   });
 
-  const bad: [string, Partial<AvailabilityArgs>, RegExp][] = [
+  const bad: [string, Partial<QueryAvailabilityReportArgs>, RegExp][] = [
     ["to before from", { to: t(-1) }, /^to must be after from$/],
     ["to equal to from", { to: t(0) }, /^to must be after from$/],
     ["a negative flap threshold", { flapThresholdSeconds: -1 }, /^flapThresholdSeconds must be a whole number of seconds, 0 or more, got -1$/],

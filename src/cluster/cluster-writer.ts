@@ -1,16 +1,17 @@
-import type { CachedNode, CachedPod } from "../cluster/model.js";
-import { KubeApiError, type KubeClient } from "../cluster/kube-client.js";
-import { stripNode, stripPod } from "../cluster/strip.js";
-import { MAINTENANCE_ANNOTATION } from "../history/history-diff.js";
+import { hasStatusCause, isForbidden, isNotFound, isTooManyRequests, NAMESPACE_TERMINATING_CAUSE, type KubeClient } from "./kube-client.js";
+import type { CachedNode, CachedPod } from "./model.js";
+import { stripNode, stripPod } from "./strip.js";
 
-/** Who asked for a change and why: written on the node so kubectl users (and our recorder) see it. */
-export interface MaintenanceNote {
-  actor: string;
-  reason: string | null;
-  operationId?: string;
-}
-
-export type EvictionResult = { kind: "accepted" } | { kind: "gone" } | { kind: "blocked"; budget: string | null; message: string };
+/**
+ * What an eviction came to: accepted (or the pod was already being deleted), gone, blocked by a
+ * PodDisruptionBudget (429), or refused because its namespace is being deleted while the pod is
+ * not yet (403 NamespaceTerminating): both of the last two are retried, as kubectl does.
+ */
+export type EvictionResult =
+  | { kind: "accepted" }
+  | { kind: "gone" }
+  | { kind: "blocked"; budget: string | null; message: string }
+  | { kind: "namespace-terminating"; message: string };
 
 /**
  * The write side of one cluster (the "cluster writer" port): the only Kubernetes calls that
@@ -25,20 +26,19 @@ export class ClusterWriter {
   ) {}
 
   /**
-   * Sets spec.unschedulable and the maintenance annotation in one patch, so the watch event
-   * that shows the change also says who made it. Undefined when the node does not exist.
+   * Sets spec.unschedulable and `annotations` in one patch, so the watch event that shows the
+   * change also says who made it. Undefined when the node does not exist.
    */
-  async setUnschedulable(name: string, unschedulable: boolean, note: MaintenanceNote): Promise<CachedNode | undefined> {
-    const annotation = JSON.stringify({ actor: note.actor, reason: note.reason ?? undefined, unschedulable, operationId: note.operationId });
+  async setUnschedulable(name: string, unschedulable: boolean, annotations: Record<string, string>): Promise<CachedNode | undefined> {
     try {
       const raw = await this.call<unknown>("PATCH", `/api/v1/nodes/${encodeURIComponent(name)}`, {
-        metadata: { annotations: { [MAINTENANCE_ANNOTATION]: annotation } },
+        metadata: { annotations },
         // kubectl uncordon removes the field rather than writing false; so does a merge patch with null.
         spec: { unschedulable: unschedulable ? true : null },
       }, "application/merge-patch+json");
       return stripNode(this.cluster, raw);
     } catch (error) {
-      if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -47,7 +47,7 @@ export class ClusterWriter {
     try {
       return stripNode(this.cluster, await this.call("GET", `/api/v1/nodes/${encodeURIComponent(name)}`));
     } catch (error) {
-      if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -74,13 +74,18 @@ export class ClusterWriter {
       await this.call("GET", `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/daemonsets/${encodeURIComponent(name)}`);
       return true;
     } catch (error) {
-      if (error instanceof KubeApiError && error.statusCode === 404) return false;
+      if (isNotFound(error)) return false;
       throw error;
     }
   }
 
-  /** POST an Eviction (policy/v1). A 429 names the PodDisruptionBudget that refused it. */
-  async evict(pod: { namespace: string; name: string }, gracePeriodSeconds: number): Promise<EvictionResult> {
+  /**
+   * POST an Eviction (policy/v1). A 429 names the PodDisruptionBudget that refused it. A 403
+   * because the namespace is terminating means no eviction can succeed: if the pod is already
+   * being deleted (the namespace controller got to it), there is nothing to evict, only to wait
+   * for; if not, kubectl tries again later, and so do we.
+   */
+  async evict(pod: { namespace: string; name: string; uid: string }, gracePeriodSeconds: number): Promise<EvictionResult> {
     try {
       await this.call("POST", `${podPath(pod)}/eviction`, {
         apiVersion: "policy/v1",
@@ -90,12 +95,17 @@ export class ClusterWriter {
       });
       return { kind: "accepted" };
     } catch (error) {
-      if (!(error instanceof KubeApiError)) throw error;
-      if (error.statusCode === 404) return { kind: "gone" };
-      if (error.statusCode === 429) {
+      if (isNotFound(error)) return { kind: "gone" };
+      if (isTooManyRequests(error)) {
         const cause = error.causes.find((c) => c.reason === "DisruptionBudget" || c.reason === undefined);
         const budget = /disruption budget (\S+)/.exec(cause?.message ?? "")?.[1] ?? null;
-        return { kind: "blocked", budget, message: cause?.message ?? stripVerb(error.message) };
+        return { kind: "blocked", budget, message: cause?.message ?? error.statusMessage };
+      }
+      if (isForbidden(error) && hasStatusCause(error, NAMESPACE_TERMINATING_CAUSE)) {
+        const current = await this.podState(pod);
+        if (current === "gone") return { kind: "gone" };
+        if (current === "terminating") return { kind: "accepted" };
+        return { kind: "namespace-terminating", message: error.statusMessage };
       }
       throw error;
     }
@@ -107,18 +117,24 @@ export class ClusterWriter {
       await this.call("DELETE", podPath(pod), gracePeriodSeconds >= 0 ? { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds } : undefined);
       return "accepted";
     } catch (error) {
-      if (error instanceof KubeApiError && error.statusCode === 404) return "gone";
+      if (isNotFound(error)) return "gone";
       throw error;
     }
   }
 
   /** kubectl's test: gone means 404, or a pod of that name with another UID (a replacement). */
   async podGone(pod: { namespace: string; name: string; uid: string }): Promise<boolean> {
+    return (await this.podState(pod)) === "gone";
+  }
+
+  /** Gone (as {@link podGone} says), terminating (a deletionTimestamp is set), or still running. */
+  private async podState(pod: { namespace: string; name: string; uid: string }): Promise<"gone" | "terminating" | "running"> {
     try {
-      const current = await this.call<{ metadata?: { uid?: string } }>("GET", podPath(pod));
-      return current.metadata?.uid !== pod.uid;
+      const current = await this.call<{ metadata?: { uid?: string; deletionTimestamp?: string } }>("GET", podPath(pod));
+      if (current.metadata?.uid !== pod.uid) return "gone";
+      return current.metadata.deletionTimestamp ? "terminating" : "running";
     } catch (error) {
-      if (error instanceof KubeApiError && error.statusCode === 404) return true;
+      if (isNotFound(error)) return "gone";
       throw error;
     }
   }
@@ -139,9 +155,4 @@ export class ClusterWriter {
 
 function podPath(pod: { namespace: string; name: string }): string {
   return `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`;
-}
-
-/** "POST /api/…: Cannot evict pod …" → "Cannot evict pod …". */
-function stripVerb(message: string): string {
-  return message.replace(/^[A-Z]+ \S+: /, "");
 }

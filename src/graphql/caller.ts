@@ -1,0 +1,54 @@
+/**
+ * What the GraphQL transports (HTTP and WebSocket) need to know of authentication and of the
+ * per-operation policy: the caller, the answer to "who is this?", and the hook every operation
+ * passes. Defined here, on the transports' side, and implemented by src/auth, so auth depends
+ * on graphql and never the other way round.
+ */
+
+import type { DocumentNode, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from "graphql";
+import type { RequestContext } from "./context.js";
+import type { ErrorCode } from "./errors.js";
+
+/** What a caller may do: viewer reads and subscribes; operator also changes nodes; admin everything. */
+export type Role = "viewer" | "operator" | "admin";
+
+/** The authenticated caller of one request or WebSocket connection. */
+export interface Principal {
+  /** Who: the token's subject or the JWT's subject claim; recorded as the actor of what they do. */
+  subject: string;
+  role: Role;
+  /** How they proved it; "loopback" is the local admin of a server without auth configured. */
+  via: "token" | "oidc" | "loopback";
+}
+
+/** Who is calling, or why they may not: `message` is for the caller, `reason` only for the log. */
+export type Authentication =
+  | { ok: true; principal: Principal; /** epoch ms after which the credential is no longer good */ expiresAt?: number }
+  | {
+      ok: false;
+      code: typeof ErrorCode.UNAUTHENTICATED | typeof ErrorCode.FORBIDDEN | typeof ErrorCode.UNAVAILABLE;
+      message: string;
+      /** A credential was presented (and was bad), as opposed to none at all. */
+      presented: boolean;
+    };
+
+/** An operation about to run, from either transport. */
+export interface OperationRequest {
+  context: RequestContext;
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  variables: Record<string, unknown> | undefined;
+  transport: "http" | "websocket";
+}
+
+/** Writes a mutation's audit line once its outcome is known (its errors, formatted or not). */
+export type AuditDone = (errors: readonly Pick<GraphQLFormattedError, "extensions">[] | undefined) => void;
+
+export interface OperationPolicy {
+  /**
+   * Lets the operation run or throws the AppError that refuses it. For a mutation it returns
+   * the function that writes its audit line; a refused mutation's line is already written.
+   */
+  admit(request: OperationRequest): Promise<AuditDone | undefined>;
+}
