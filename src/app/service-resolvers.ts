@@ -1,10 +1,10 @@
 import type { Database } from "../db/database.js";
 import type { Resolvers } from "../graphql/schema.js";
-import type { RecorderStatus } from "../history/history-recorder.js";
+import type { LeaseView, RecorderStatus } from "../history/history-recorder.js";
 import { VERSION } from "../package-info.js";
 
 /** `Query.service`: what this instance is, whether its database answers, how its recorder is doing. */
-export function serviceResolvers(database: Database, startedAt: Date, recorder: () => RecorderStatus): Resolvers {
+export function serviceResolvers(database: Database, startedAt: Date, recorder: () => RecorderStatus, leases: () => LeaseView[] = () => []): Resolvers {
   return {
     Query: {
       service: () => ({
@@ -21,6 +21,7 @@ export function serviceResolvers(database: Database, startedAt: Date, recorder: 
             recordedTransitions: status.recorded.transitions,
             recordedChanges: status.recorded.changes,
             recordedMaintenanceEvents: status.recorded.maintenance,
+            leases: leases(),
           };
         },
       }),

@@ -283,7 +283,10 @@ async function fromDatabase(source: Extract<Source, { kind: "database" }>, query
     const [table] = await database.withConnection((c) => c.query<{ found: string | null }>("SELECT to_regclass('node_state')::text AS found"));
     if (!table?.found) throw new ReportError(`${database.description} holds no node-inventory history (is it the service's database? \`node-inventory migrate\` creates the tables)`);
     const logger = createLogger("silent");
-    const schema = buildSchema([availabilityResolvers(new AvailabilityQueries(database, logger))]);
+    // Without a service, the clusters this database holds history of are the known ones.
+    const recorded = await database.withConnection((c) => c.query<{ cluster: string }>("SELECT DISTINCT cluster FROM node_state ORDER BY cluster"));
+    const clusters = { names: () => recorded.map((row) => row.cluster) };
+    const schema = buildSchema([availabilityResolvers(new AvailabilityQueries(database, logger), clusters)]);
     const result = await execute({ schema, source: query, variableValues: variables, contextValue: { requestId: "cli", logger, loaders: new Map() } });
     return { data: result.data as GraphqlResult["data"], ...(result.errors ? { errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : {}) };
   } finally {
