@@ -9,6 +9,7 @@ import { localLimiter, SharedRateLimiter, type MutationLimiter } from "../auth/s
 import type { Principal } from "../auth/principal.js";
 import { whoamiResolvers } from "../auth/whoami-resolvers.js";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
+import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import { planClusters, sourceFromKubeconfigText, type ClusterPlan, type ClusterSource } from "../cluster/cluster-sources.js";
 import type { Config } from "../config/config.js";
 import { openDatabase, type Database } from "../db/database.js";
@@ -227,8 +228,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
-        historyQueryResolvers(historyQueries, clusters),
-        availabilityResolvers(new AvailabilityQueries(database, logger), clusters),
+        historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
+        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
         subscriptionResolvers(hub, overrides.subscriberQueue, clusters),
         maintenanceResolvers(maintenance, hub),

@@ -1,4 +1,3 @@
-import { createApp } from "../app/create-app.js";
 import { loadConfig, settingsHelp, SETTINGS } from "../config/config.js";
 import { createLogger } from "../log/logger.js";
 
@@ -14,6 +13,9 @@ ${settingsHelp(Object.keys(SETTINGS) as (keyof typeof SETTINGS)[])}
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function serveCommand(argv: string[]): Promise<number> {
   const config = loadConfig(argv);
+  // Imported once the configuration holds: a bad setting is reported before the service's
+  // modules (Apollo, Prisma, client-node) take their second or two to load.
+  const { createApp } = await import("../app/create-app.js");
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const app = createApp(config, { logger });
   // Installed before start(): a SIGTERM while the database opens or migrates (a pod deleted

@@ -2,7 +2,7 @@ import DataLoader from "dataloader";
 import type { CachedNode } from "../cluster/model.js";
 import { loaderFor, type RequestContext } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
-import { assertConfiguredCluster } from "../cluster/unknown-cluster.js";
+import type { HistoryClusterCheck } from "../cluster/unknown-cluster.js";
 import {
   nodeHistorySize,
   type ConditionTransitionView,
@@ -30,18 +30,19 @@ const nodeRefKey = (ref: NodeRef): string => `${ref.cluster}\u0000${ref.node}`;
  * Node.maintenanceEvents. The Node fields go through one DataLoader per request and argument
  * set, so every node of a page asking for the same (type, since, first) shares one SQL
  * statement, and nodes asking with other arguments get their own. A filter naming a cluster
- * not in `clusters` is NOT_FOUND (when given; tests of the queries alone leave it out).
+ * `known` does not accept is NOT_FOUND (tests of the queries alone leave it out).
  */
-export function historyQueryResolvers(queries: HistoryQueries, clusters?: { names(): string[] }): Resolvers {
-  const known = (filter: { cluster?: string | null } | null | undefined) => clusters && assertConfiguredCluster(clusters, filter?.cluster);
+export function historyQueryResolvers(queries: HistoryQueries, known: HistoryClusterCheck = async () => {}): Resolvers {
   return {
     Query: {
-      conditionTransitions: (_root, args: ConnectionArgs<TransitionFilter>) => (
-        known(args.filter), queries.conditionTransitions(args.filter, args.first, args.after)
-      ),
-      maintenanceEvents: (_root, args: ConnectionArgs<MaintenanceEventFilter>) => (
-        known(args.filter), queries.maintenanceEvents(args.filter, args.first, args.after)
-      ),
+      conditionTransitions: async (_root, args: ConnectionArgs<TransitionFilter>) => {
+        await known(args.filter?.cluster);
+        return queries.conditionTransitions(args.filter, args.first, args.after);
+      },
+      maintenanceEvents: async (_root, args: ConnectionArgs<MaintenanceEventFilter>) => {
+        await known(args.filter?.cluster);
+        return queries.maintenanceEvents(args.filter, args.first, args.after);
+      },
     },
     Node: {
       conditionTransitions: async (

@@ -1,18 +1,18 @@
-import { assertConfiguredCluster } from "../cluster/unknown-cluster.js";
+import type { HistoryClusterCheck } from "../cluster/unknown-cluster.js";
 import type { Resolvers } from "../graphql/schema.js";
 import type { AvailabilityArgs } from "./availability-report.js";
 import type { AvailabilityQueries } from "./availability-queries.js";
 
 /**
  * Query.availabilityReport: a few statements for the whole report, whatever its size. A
- * cluster not among `clusters` (the configured ones; without a service, those with recorded
- * history) is NOT_FOUND, not an empty report.
+ * cluster `known` does not accept (neither configured nor recorded) is NOT_FOUND, not an
+ * empty report.
  */
-export function availabilityResolvers(queries: AvailabilityQueries, clusters?: { names(): string[] }): Resolvers {
+export function availabilityResolvers(queries: AvailabilityQueries, known: HistoryClusterCheck = async () => {}): Resolvers {
   return {
     Query: {
-      availabilityReport: (_root, args: AvailabilityArgs) => {
-        if (clusters) assertConfiguredCluster(clusters, args.cluster);
+      availabilityReport: async (_root, args: AvailabilityArgs) => {
+        await known(args.cluster);
         return queries.report(args);
       },
     },
