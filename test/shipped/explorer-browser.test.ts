@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { PACKAGE_ROOT } from "../../src/package-info.js";
 import { startProgram, type RunningProgram } from "../support/program.js";
+import { eventually } from "../support/sim-cluster.js";
 
 /** Where the explorer's screenshot is kept (test-artifacts/ is not committed). */
 export const SCREENSHOT = join(PACKAGE_ROOT, "test-artifacts", "explorer.png");
@@ -16,14 +17,16 @@ export const SCREENSHOT = join(PACKAGE_ROOT, "test-artifacts", "explorer.png");
  */
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
-async function waitFor<T>(check: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/**
+ * Replaces the query editor's text: select all, then put the text in as a paste does (typed
+ * keys would be completed and closed by the editor as a person types), and wait until shown.
+ */
+async function replaceQuery(page: Page, text: string): Promise<void> {
+  await page.locator(".graphiql-query-editor .monaco-editor").first().click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.insertText(text);
+  await page.waitForFunction((wanted) => (document.querySelector(".graphiql-query-editor .view-lines")?.textContent ?? "").replace(/\u00a0/g, " ").includes(wanted), text);
 }
 
 describe("the API explorer in a real browser", () => {
@@ -58,14 +61,7 @@ describe("the API explorer in a real browser", () => {
     await page.locator(".graphiql-container").waitFor({ timeout: 60_000 });
     // The banner says the cluster is the simulator.
     await page.getByText("Simulated cluster: sim (not a real cluster)").waitFor();
-    // Replace the default query: select all in the query editor and put the text in (as a
-    // paste does: typed keys would be completed and closed by the editor as a person types).
-    const editor = page.locator(".graphiql-query-editor .monaco-editor").first();
-    await editor.click();
-    await page.keyboard.press("Control+A");
-    await page.keyboard.press("Delete");
-    await page.keyboard.insertText("{ nodes { totalCount } }");
-    await page.waitForFunction(() => (document.querySelector(".graphiql-query-editor .view-lines")?.textContent ?? "").includes("totalCount"));
+    await replaceQuery(page, "{ nodes { totalCount } }");
     await page.locator(".graphiql-execute-button").click();
     await page.waitForFunction(() => (document.querySelector(".graphiql-response")?.textContent ?? "").replace(/\u00a0/g, " ").includes('"totalCount": 3'), null, { timeout: 30_000 });
     const query = ((await page.locator(".graphiql-query-editor .view-lines").first().textContent()) ?? "").replace(/\u00a0/g, " ");
@@ -80,15 +76,10 @@ describe("the API explorer in a real browser", () => {
   });
 
   test("a subscription goes over graphql-ws to the same origin", async () => {
-    const editor = page.locator(".graphiql-query-editor .monaco-editor").first();
-    await editor.click();
-    await page.keyboard.press("Control+A");
-    await page.keyboard.press("Delete");
-    await page.keyboard.insertText("subscription { maintenanceEvents { kind } }");
-    await page.waitForFunction(() => (document.querySelector(".graphiql-query-editor .view-lines")?.textContent ?? "").includes("maintenanceEvents"));
+    await replaceQuery(page, "subscription { maintenanceEvents { kind } }");
     await page.locator(".graphiql-execute-button").click();
     // The explorer's graphql-ws client may have connected already; the subscribe frame is this operation's.
-    const subscribed = await waitFor(() => frames.find((f) => f.sent && f.payload.includes('"type":"subscribe"') && f.payload.includes("maintenanceEvents")), "the subscribe frame");
+    const subscribed = await eventually(() => frames.find((f) => f.sent && f.payload.includes('"type":"subscribe"') && f.payload.includes("maintenanceEvents")), "the subscribe frame", 30_000);
     assert.equal(subscribed.url, `${program.url.replace(/^http/, "ws")}/graphql`);
     assert.ok(frames.some((f) => !f.sent && f.payload.includes('"type":"connection_ack"') && f.url === subscribed.url), "acknowledged by the service");
   });
