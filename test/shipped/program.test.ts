@@ -105,3 +105,25 @@ describe("introspection turned off", () => {
     }
   });
 });
+
+describe("logs for people", () => {
+  test("--log-format pretty prints pino-pretty's lines, not JSON, and still says where it listens", async () => {
+    const { spawnCli } = await import("../support/cli.js");
+    const child = spawnCli(["serve", "--port", "0", "--data-dir", "memory", "--simulate", "1", "--log-format", "pretty"], { HOME: "/nonexistent" });
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on("data", (chunk) => {
+        out += chunk;
+        if (/node-inventory ready/.test(out)) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`exited ${code}:\n${out}`)));
+    });
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.once("exit", resolve));
+    const lines = out.split("\n").filter(Boolean);
+    assert.equal(lines.filter((line) => line.startsWith("{")).length, 0, out);
+    // [time] LEVEL: message {fields}: a level word, never pino's numbers.
+    assert.match(out, /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: serving the embedded SIMULATED cluster "sim"/m);
+    assert.match(out, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: node-inventory ready .*"url":"http:\/\/127\.0\.0\.1:\d+"/m);
+  });
+});
