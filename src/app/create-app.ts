@@ -18,6 +18,7 @@ import type { RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
+import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
 import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
 import { buildSchema } from "../graphql/schema.js";
 import { attachGraphqlWebSocket, type GraphqlWebSocketEndpoint } from "../graphql/websocket-server.js";
@@ -246,7 +247,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // would stop only Apollo, then kill the process again).
         stopOnTerminationSignals: false,
         // Cache control hooks every field resolution; nothing here is HTTP-cacheable anyway.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), authorisationPlugin(policy)],
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy)],
         // Said outright: Apollo's default turns it off when NODE_ENV is production.
         introspection: config.introspection !== false,
       });

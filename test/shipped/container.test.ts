@@ -98,9 +98,9 @@ describe("the container image's contents, run as in the image", () => {
 
   test("with a kubeconfig and a tokens file: ready, answers a bearer's query, serves the explorer and its assets, exits 0 on SIGTERM", async () => {
     const child = serve({ KUBECONFIG: join(shared, "kubeconfig"), AUTH_TOKENS_FILE: join(shared, "tokens.json") });
-    const done = finished(child, 120_000);
-    const url = (await readyUrl(child)).replace("0.0.0.0", "127.0.0.1");
+    const done = finished(child, 240_000);
     try {
+      const url = (await readyUrl(child)).replace("0.0.0.0", "127.0.0.1");
       const answer = await fetch(`${url}/graphql`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },

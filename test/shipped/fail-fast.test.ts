@@ -9,8 +9,12 @@ import { finished, spawnCli } from "../support/cli.js";
 import { freePort, startScramPostgres } from "../support/scram-postgres.js";
 import { deadClusterKubeconfig } from "../support/sim-cluster.js";
 
-/** The promise is 5 s; CI machines are shared and slow, so the test allows three times that. */
-const CI_BOUND_MS = 15_000;
+/**
+ * The promise is 5 s on a machine that is not starved; CI machines are shared by several
+ * suites at once (2 cores, load averages above 20 were seen), where loading the modules alone
+ * takes seconds, so the test allows six times that.
+ */
+const CI_BOUND_MS = 30_000;
 const measured: Record<string, number> = {};
 
 /**

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import type { ChildProcess } from "node:child_process";
 import { describe, test } from "node:test";
 import pg from "pg";
 import { createApp, type AppState } from "../../src/app/create-app.js";
@@ -99,9 +100,11 @@ describe("signals during start", () => {
 describe("one PGlite data directory, one process", () => {
   test("a second process on the same directory exits 2 with one line naming the directory and the holder", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ni-lock-"));
+    const started: ChildProcess[] = [];
     try {
       const first = spawnCli(["serve", "--port", "0", "--data-dir", dir, "--simulate", "1"], { HOME: "/nonexistent" });
-      const firstDone = finished(first, 120_000);
+      started.push(first);
+      const firstDone = finished(first, 240_000);
       await readyUrl(first);
       const second = await finished(spawnCli(["serve", "--port", "0", "--data-dir", dir, "--simulate", "1"], { HOME: "/nonexistent" }), 60_000);
       assert.equal(second.code, 2);
@@ -112,11 +115,14 @@ describe("one PGlite data directory, one process", () => {
       assert.equal((await firstDone).code, 0);
       // Released on a clean stop: the directory opens again.
       const third = spawnCli(["serve", "--port", "0", "--data-dir", dir, "--simulate", "1"], { HOME: "/nonexistent" });
-      const thirdDone = finished(third, 120_000);
+      started.push(third);
+      const thirdDone = finished(third, 240_000);
       await readyUrl(third);
       third.kill("SIGTERM");
       assert.equal((await thirdDone).code, 0);
     } finally {
+      // A child still running (an assertion failed) would keep writing the directory.
+      await Promise.all(started.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => (c.kill("SIGKILL"), new Promise((r) => c.once("exit", r)))));
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -127,9 +133,12 @@ describe("one PGlite data directory, one process", () => {
       // A pid that cannot be running: above the kernel's pid_max.
       writeFileSync(join(dir, "node-inventory.lock"), JSON.stringify({ pid: 2 ** 30, host: (await import("node:os")).hostname(), since: "2026-01-01T00:00:00Z" }));
       const child = spawnCli(["serve", "--port", "0", "--data-dir", dir, "--simulate", "1"], { HOME: "/nonexistent" });
-      const done = finished(child, 120_000);
-      await readyUrl(child);
-      child.kill("SIGTERM");
+      const done = finished(child, 240_000);
+      try {
+        await readyUrl(child);
+      } finally {
+        child.kill("SIGTERM");
+      }
       assert.equal((await done).code, 0);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -16,8 +16,15 @@ export async function startProgram(args: string[], env: Record<string, string> =
   const child = spawnCli(["serve", ...args], { HOME: "/nonexistent", ...env }, cwd);
   let out = "";
   child.stdout!.on("data", (chunk) => (out += chunk));
-  const exit = finished(child, 180_000);
-  const url = await readyUrl(child);
+  const exit = finished(child, 300_000);
+  let url: string;
+  try {
+    url = await readyUrl(child);
+  } catch (error) {
+    // Not ready in time: no process left behind writing or listening.
+    child.kill("SIGKILL");
+    throw error;
+  }
   return {
     child,
     url,
