@@ -1,19 +1,19 @@
 # node-inventory: build with the dev toolchain, run with production dependencies only.
 # Node 20 is what the project is tested on; the image uses the current LTS.
 FROM node:24-bookworm-slim AS build
-WORKDIR /app
+WORKDIR /src
 COPY . .
-# postinstall generates the Prisma client and compiles TypeScript into dist/.
-RUN npm ci && npm prune --omit=dev
+# postinstall generates the Prisma client, compiles TypeScript into dist/ and bundles the web
+# pages into dist/web; runtime-image.sh then assembles the runtime's files (the container test
+# runs the same script).
+RUN npm ci && bash scripts/runtime-image.sh /src /app
 
 FROM node:24-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=4000 DATA_DIR=/data
+# No simulator fallback here: without a kubeconfig or in-cluster credentials the service stops
+# (exit 2) and says how to point it at a cluster, or to pass --simulate N on purpose.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=4000 DATA_DIR=/data SIMULATOR_FALLBACK=false
 WORKDIR /app
-COPY --from=build /app/package.json /app/schema.graphql ./
-COPY --from=build /app/bin ./bin
-COPY --from=build /app/prisma ./prisma
-COPY --from=build /app/dist/src ./dist/src
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app ./
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

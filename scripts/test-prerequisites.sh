@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `npm test` needs from the machine beyond node_modules: the real kubectl (the
-# simulator's fidelity is judged by it) and PostgreSQL on 127.0.0.1:5432. Installs or starts
+# simulator's fidelity is judged by it), Debian's Chromium (the explorer is tested in a real
+# browser, driven by playwright-core) and PostgreSQL on 127.0.0.1:5432. Installs or starts
 # what is missing, and fails loudly where it cannot: those tests are never skipped.
 set -euo pipefail
 
@@ -10,6 +11,16 @@ if ! command -v kubectl >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null
   else
     echo "test prerequisites: kubectl is not on PATH; install it (Debian: apt-get install kubernetes-client)" >&2
+    exit 1
+  fi
+fi
+
+if ! [ -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test prerequisites: installing Debian's chromium"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "test prerequisites: /usr/bin/chromium is missing; install it (Debian: apt-get install chromium)" >&2
     exit 1
   fi
 fi

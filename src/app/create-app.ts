@@ -9,7 +9,8 @@ import { localLimiter, SharedRateLimiter, type MutationLimiter } from "../auth/s
 import type { Principal } from "../auth/principal.js";
 import { whoamiResolvers } from "../auth/whoami-resolvers.js";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
-import { planClusters, sourceFromKubeconfigText, type ClusterSource } from "../cluster/cluster-sources.js";
+import { historyClusterCheck } from "../cluster/unknown-cluster.js";
+import { planClusters, sourceFromKubeconfigText, type ClusterPlan, type ClusterSource } from "../cluster/cluster-sources.js";
 import type { Config } from "../config/config.js";
 import { openDatabase, type Database } from "../db/database.js";
 import { migrate } from "../db/migrator.js";
@@ -17,10 +18,13 @@ import type { RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
+import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
 import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
 import { buildSchema } from "../graphql/schema.js";
 import { attachGraphqlWebSocket, type GraphqlWebSocketEndpoint } from "../graphql/websocket-server.js";
-import { createHttpServer, requestIdOf, type Readiness } from "../http/http-server.js";
+import { bindHttpPort, createHttpServer, requestIdOf, type Readiness } from "../http/http-server.js";
+import { createPages } from "../http/pages.js";
+import { readInstallationId, historyLeaseName } from "../history/installation.js";
 import { HistoryQueries } from "../history/history-queries.js";
 import { historyQueryResolvers } from "../history/history-resolvers.js";
 import { HistoryRecorder } from "../history/history-recorder.js";
@@ -43,6 +47,7 @@ import { CapacityReports } from "../reports/capacity-service.js";
 import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
+import { VERSION } from "../package-info.js";
 import { serviceResolvers } from "./service-resolvers.js";
 
 /** Parts a test (or an embedding program) may supply instead of having them built from config. */
@@ -72,12 +77,13 @@ const DEMO_CHURN = 2;
 export type AppState = "created" | "starting" | "started" | "stopping" | "stopped" | "failed";
 
 export interface App {
+  /** `stopped` after a stop() that came while starting: start() then resolves without serving. */
   readonly state: AppState;
   /** http://host:port once started (with the real port when 0 was asked for). */
   readonly url: string;
   /** Opens the database, migrates it, starts GraphQL and listens. Rejects (and cleans up) on failure. */
   start(): Promise<void>;
-  /** Stops intake, closes WebSockets with 1001, drains HTTP, disconnects the database. Idempotent. */
+  /** Stops intake, closes WebSockets with 1001, drains HTTP, disconnects the database. Idempotent; during start(), ends stopped. */
   stop(): Promise<void>;
 }
 
@@ -89,7 +95,7 @@ const HTTP_DRAIN_MS = 3_000;
  * `overrides`) and owns the order in which they start and stop.
  */
 export function createApp(config: Config, overrides: AppOverrides = {}): App {
-  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const logger = overrides.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
   let state: AppState = "created";
   let url = "";
   let database: Database | undefined;
@@ -105,6 +111,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
   let stopping: Promise<void> | undefined;
+  let starting: Promise<void> | undefined;
+  // Set by a stop() during start(): start() checks it between its steps and winds back.
+  const abort = new AbortController();
+  const unlessStopped = () => {
+    if (abort.signal.aborted) throw new StartAborted();
+  };
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
@@ -118,31 +130,49 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
 
   /** The clusters to watch; starts the embedded simulator when that is the plan. */
-  async function clusterSources(): Promise<ClusterSource[]> {
-    if (overrides.clusters) return overrides.clusters;
-    const plan = planClusters(config.clusters);
+  async function clusterSources(plan: ClusterPlan | undefined): Promise<ClusterSource[]> {
+    if (overrides.clusters || !plan) return overrides.clusters ?? [];
     if (plan.kind !== "simulator") {
       logger.info({ source: plan.kind, clusters: plan.sources.map((s) => s.name) }, "watching clusters");
       return plan.sources;
     }
     simulator = await startSimulator({ name: "sim", nodes: plan.nodes, churn: DEMO_CHURN, port: 0 });
-    logger.info({ url: simulator.url, nodes: plan.nodes }, "no kubeconfig or in-cluster config found: serving the embedded simulated cluster \"sim\"");
-    return [sourceFromKubeconfigText(simulator.name, simulator.kubeconfig())];
+    logger.warn(
+      { url: simulator.url, nodes: plan.nodes },
+      `serving the embedded SIMULATED cluster "${simulator.name}", not a real one (${config.clusters.simulate === undefined ? "no kubeconfig or in-cluster credentials found" : "--simulate"}); point --kubeconfig at a cluster to watch it`,
+    );
+    return [{ ...sourceFromKubeconfigText(simulator.name, simulator.kubeconfig()), simulated: true }];
   }
 
-  async function start(): Promise<void> {
-    if (state !== "created") throw new Error(`cannot start an app that is ${state}`);
+  function start(): Promise<void> {
+    if (state !== "created") return Promise.reject(new Error(`cannot start an app that is ${state}`));
     state = "starting";
+    starting = run();
+    return starting;
+  }
+
+  async function run(): Promise<void> {
     try {
       const startedAt = new Date();
-      // First: a server that would be open to anyone, or a bad tokens file, must not get further.
+      // Fail fast, cheapest check first, each before anything slow: the configuration (a
+      // server that would be open to anyone, a bad tokens file), then the port and the cluster
+      // sources (kubeconfig readable, contexts present), then the database. No migration runs
+      // until all of them passed.
       authenticator.start(config.host);
+      const plan = overrides.clusters ? undefined : planClusters(config.clusters);
+      const bound = await bindHttpPort(config.host, config.port);
+      httpServer = bound;
+      unlessStopped();
       database = overrides.database ?? (await openDatabase(config.database));
       logger.info({ database: database.description }, "database open");
-      await database.withConnection((connection) => migrate(connection, logger));
+      unlessStopped();
+      await database.withConnection((connection) => migrate(connection, logger, undefined, abort.signal));
+      unlessStopped();
+      const installation = await readInstallationId(database);
       if (rate > 0 && database.kind === "postgres") limiter = new SharedRateLimiter(database, rate, logger.child({ component: "auth" }));
 
-      clusters = new ClusterRegistry(await clusterSources(), logger, overrides.clusterTuning);
+      clusters = new ClusterRegistry(await clusterSources(plan), logger, overrides.clusterTuning);
+      unlessStopped();
       clusters.start();
       const inventory = new InventoryService(clusters);
       // Several replicas share PostgreSQL, so notices go through it; PGlite is one process.
@@ -165,7 +195,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
         lease: {
           namespace: config.history.leaseNamespace,
-          name: "node-inventory-history",
+          // One Lease per installation (its database): replicas sharing a database share it,
+          // installations with their own databases each record.
+          name: historyLeaseName(installation),
           durationMs: tuning.leaseDurationMs ?? config.history.leaseDurationSeconds * 1000,
           retryPeriodMs: tuning.retryPeriodMs ?? Math.max(500, (config.history.leaseDurationSeconds * 1000) / 5),
           ...(tuning.identity ? { identity: tuning.identity } : {}),
@@ -187,6 +219,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         tuning: maintenanceTuning,
       });
       await maintenance.start();
+      unlessStopped();
       // Trends follow the history lease: the replica recording a cluster samples it.
       const trends = new TrendsStore(database, logger.child({ component: "trends" }));
       const leader = recorder;
@@ -194,12 +227,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       sampler.start();
 
       const schema = buildSchema([
-        serviceResolvers(database, startedAt, () => recorder!.status),
+        serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
-        historyQueryResolvers(historyQueries),
-        availabilityResolvers(new AvailabilityQueries(database, logger)),
+        historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
+        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
-        subscriptionResolvers(hub, overrides.subscriberQueue),
+        subscriptionResolvers(hub, overrides.subscriberQueue, clusters),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
       ]);
@@ -214,9 +247,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // would stop only Apollo, then kill the process again).
         stopOnTerminationSignals: false,
         // Cache control hooks every field resolution; nothing here is HTTP-cacheable anyway.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), authorisationPlugin(policy)],
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy)],
+        // Said outright: Apollo's default turns it off when NODE_ENV is production.
+        introspection: config.introspection !== false,
       });
       await apollo.start();
+      unlessStopped();
 
       const db = database;
       const registry = clusters;
@@ -251,8 +287,19 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             };
             return { ready: Object.values(checks).every((check) => check.ok), checks };
           },
+          pages: createPages(
+            schema,
+            {
+              version: VERSION,
+              simulatedClusters: registry.names().filter((name) => registry.isSimulated(name)),
+              authRequired: Boolean(config.auth.tokensFile || config.auth.oidc),
+              introspection: config.introspection !== false,
+            },
+            () => url.replace(/^https?:\/\//, ""),
+          ),
         },
         logger,
+        bound,
       );
       webSocket = attachGraphqlWebSocket({
         httpServer,
@@ -264,18 +311,23 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         contextFor,
         policy,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
+        introspection: config.introspection !== false,
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
         ...(overrides.keepAliveMs !== undefined ? { keepAliveMs: overrides.keepAliveMs } : {}),
       });
-      await listen(httpServer, config.host, config.port);
       const { port } = httpServer.address() as AddressInfo;
       url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+      unlessStopped();
       state = "started";
       logger.info({ url, graphql: `${url}/graphql`, ms: Date.now() - startedAt.getTime() }, "node-inventory ready");
     } catch (error) {
-      state = "failed";
+      const stopped = abort.signal.aborted;
+      state = stopped ? "stopping" : "failed";
       await shutdown();
-      throw error;
+      // A stop() during start() is not a failure: start() resolves, and the app is stopped.
+      if (!stopped) throw error;
+      state = "stopped";
+      logger.info("stopped while starting");
     }
   }
 
@@ -317,6 +369,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     stop() {
       if (state === "created" || state === "stopped") return Promise.resolve();
       stopping ??= (async () => {
+        if (state === "starting") {
+          logger.info("stop requested while starting: winding back");
+          abort.abort();
+          await starting?.catch(() => {});
+          // start() wound back (stopped) or failed (already cleaned up); either way it is over.
+          if ((state as AppState) !== "started") {
+            state = "stopped";
+            return;
+          }
+        }
         state = "stopping";
         logger.info("shutting down");
         await shutdown();
@@ -328,15 +390,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   };
 }
 
-
-function listen(server: Server, host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+/** What a start() stopped midway throws to its own catch, which winds it back. */
+class StartAborted extends Error {
+  override name = "StartAborted";
 }
 
 /** Stops accepting, lets in-flight requests finish for a moment, then cuts what is left. */

@@ -2,11 +2,11 @@ import type { Database } from "../db/database.js";
 import type { DatabaseStatus, HistoryRecorderStatus } from "../graphql/generated/resolvers-types.js";
 import type { HistoryRecorderStatusResolvers, DatabaseStatusResolvers } from "../graphql/generated/resolvers-types.js";
 import type { CompleteResolvers, Resolvers } from "../graphql/schema.js";
-import type { RecorderStatus } from "../history/history-recorder.js";
+import type { LeaseView, RecorderStatus } from "../history/history-recorder.js";
 import { VERSION } from "../package-info.js";
 
 /** `Query.service`: what this instance is, whether its database answers, how its recorder is doing. */
-export function serviceResolvers(database: Database, startedAt: Date, recorder: () => RecorderStatus): Resolvers {
+export function serviceResolvers(database: Database, startedAt: Date, recorder: () => RecorderStatus, leases: () => LeaseView[] = () => []): Resolvers {
   return {
     Query: {
       service: () => ({ version: VERSION, startedAt, database, history: recorder() }),
@@ -21,6 +21,7 @@ export function serviceResolvers(database: Database, startedAt: Date, recorder: 
       recordedTransitions: (status) => status.recorded.transitions,
       recordedChanges: (status) => status.recorded.changes,
       recordedMaintenanceEvents: (status) => status.recorded.maintenance,
+      leases: () => leases(),
     } satisfies CompleteResolvers<HistoryRecorderStatusResolvers, RecorderStatus, HistoryRecorderStatus>,
   };
 }

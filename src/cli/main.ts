@@ -1,6 +1,7 @@
 import { ConfigError } from "../config/config.js";
 import { DatabaseUnavailableError } from "../db/database.js";
 import { MigrationError } from "../db/migrator.js";
+import { DataDirLockedError } from "../db/pglite-lock.js";
 import { VERSION } from "../package-info.js";
 import { MIGRATE_HELP, migrateCommand } from "./migrate-command.js";
 import { REPORT_HELP, ReportError, reportCommand } from "./report-command.js";
@@ -36,6 +37,7 @@ Run \`node-inventory <command> --help\` for a command's options.`;
 /** Errors whose message is the whole story: printed as one line, no stack. */
 const EXPECTED: Record<string, number> = {
   [ConfigError.name]: 2,
+  [DataDirLockedError.name]: 2,
   [DatabaseUnavailableError.name]: 1,
   [MigrationError.name]: 1,
   [ReportError.name]: 1,
@@ -82,5 +84,8 @@ main(process.argv.slice(2)).then(
       console.error("node-inventory: failed:", error);
       process.exitCode = 1;
     }
+    // The start cleaned up after itself; whatever a failed connection left open (a socket
+    // pg never closes after a SASL error, say) must not keep the process alive.
+    setTimeout(() => process.exit(), 500).unref();
   },
 );

@@ -16,7 +16,7 @@ ${settingsHelp(SETTINGS_USED)}
 
 export async function migrateCommand(argv: string[]): Promise<number> {
   const config = configFrom(parseFlags(argv, settingOptions(SETTINGS_USED)), process.env);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const database = await openDatabase(config.database);
   try {
     const applied = await database.withConnection((connection) => migrate(connection, logger));

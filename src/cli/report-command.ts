@@ -12,6 +12,7 @@ import { buildSchema } from "../graphql/schema.js";
 import { createLogger } from "../log/logger.js";
 import { AvailabilityQueries } from "../reports/availability-queries.js";
 import { availabilityResolvers } from "../reports/availability-resolvers.js";
+import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import type { ReportDimension, ReportGrouping } from "../reports/grouping.js";
 import {
   availabilityCsv,
@@ -283,7 +284,8 @@ async function fromDatabase(source: Extract<Source, { kind: "database" }>, query
     const [table] = await database.withConnection((c) => c.query<{ found: string | null }>("SELECT to_regclass('node_state')::text AS found"));
     if (!table?.found) throw new ReportError(`${database.description} holds no node-inventory history (is it the service's database? \`node-inventory migrate\` creates the tables)`);
     const logger = createLogger("silent");
-    const schema = buildSchema([availabilityResolvers(new AvailabilityQueries(database, logger))]);
+    // Without a service, the clusters this database holds history of are the known ones.
+    const schema = buildSchema([availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database))]);
     const result = await execute({ schema, source: query, variableValues: variables, contextValue: { requestId: "cli", logger, loaders: new Map() } });
     return { data: result.data as GraphqlResult["data"], ...(result.errors ? { errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : {}) };
   } finally {

@@ -1,4 +1,3 @@
-import { createApp } from "../app/create-app.js";
 import { loadConfig, settingsHelp, SETTINGS } from "../config/config.js";
 import { createLogger } from "../log/logger.js";
 
@@ -14,24 +13,35 @@ ${settingsHelp(Object.keys(SETTINGS) as (keyof typeof SETTINGS)[])}
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function serveCommand(argv: string[]): Promise<number> {
   const config = loadConfig(argv);
-  const logger = createLogger(config.logLevel);
+  // Imported once the configuration holds: a bad setting is reported before the service's
+  // modules (Apollo, Prisma, client-node) take their second or two to load.
+  const { createApp } = await import("../app/create-app.js");
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const app = createApp(config, { logger });
-  await app.start();
-  return new Promise((resolve) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        // A second signal while stopping means "now".
-        logger.warn({ signal }, "second signal: exiting without a clean shutdown");
-        process.exit(1);
-      }
-      stopping = true;
-      logger.info({ signal }, "signal received");
-      app.stop().then(
-        () => resolve(0),
-        (error: unknown) => (logger.error({ err: error }, "shutdown failed"), resolve(1)),
-      );
-    };
-    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
-  });
+  // Installed before start(): a SIGTERM while the database opens or migrates (a pod deleted
+  // during a rollout) shuts down in order instead of killing the process midway.
+  let stopping = false;
+  let exit!: (code: number) => void;
+  const exited = new Promise<number>((resolve) => (exit = resolve));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // A second signal while stopping means "now".
+      logger.warn({ signal }, "second signal: exiting without a clean shutdown");
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal, state: app.state }, "signal received");
+    app.stop().then(
+      () => exit(0),
+      (error: unknown) => (logger.error({ err: error }, "shutdown failed"), exit(1)),
+    );
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  try {
+    await app.start();
+  } catch (error) {
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+    throw error;
+  }
+  return exited;
 }

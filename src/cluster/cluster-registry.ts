@@ -8,10 +8,12 @@ export type ClusterTuning = Omit<ClusterCacheOptions, "name" | "client" | "logge
 /** Every configured cluster's cache, by name, in configuration order. */
 export class ClusterRegistry {
   private readonly caches = new Map<string, ClusterCache>();
+  private readonly simulated = new Set<string>();
 
   constructor(sources: ClusterSource[], logger: Logger, tuning: ClusterTuning = {}) {
     for (const source of sources) {
       this.caches.set(source.name, new ClusterCache({ name: source.name, client: new KubeClient(source.kubeConfig), logger, ...tuning }));
+      if (source.simulated) this.simulated.add(source.name);
     }
   }
 
@@ -34,5 +36,10 @@ export class ClusterRegistry {
 
   names(): string[] {
     return [...this.caches.keys()];
+  }
+
+  /** True for the embedded simulator, which must never be taken for a real cluster. */
+  isSimulated(name: string): boolean {
+    return this.simulated.has(name);
   }
 }

@@ -8,6 +8,8 @@ import { ConfigError, type ClustersConfig } from "../config/config.js";
 export interface ClusterSource {
   name: string;
   kubeConfig: KubeConfig;
+  /** The embedded simulator, not a real cluster (`Cluster.simulated`). */
+  simulated?: boolean;
 }
 
 /** Where the clusters come from, decided once at start. */
@@ -35,8 +37,14 @@ export function planClusters(config: ClustersConfig, env: NodeJS.ProcessEnv = pr
     kubeConfig.loadFromCluster();
     return { kind: "in-cluster", sources: [{ name: "in-cluster", kubeConfig }] };
   }
+  if (config.simulatorFallback === false) throw new ConfigError(NO_CLUSTER);
   return { kind: "simulator", nodes: DEFAULT_SIMULATED_NODES };
 }
+
+/** Why a start without the simulator fallback (the container image) stops, and what to do. */
+const NO_CLUSTER =
+  "no cluster to watch: no kubeconfig (--kubeconfig / KUBECONFIG, or ~/.kube/config) and no in-cluster service account. " +
+  "Mount a kubeconfig and set KUBECONFIG, run in a pod with a service account, or pass --simulate N (SIMULATE=N) to serve a simulated cluster on purpose";
 
 /** Every context of the files (the first file defining a name wins, as kubectl merges), narrowed to `only`. */
 export function fromKubeconfigs(files: string[], only: string[]): ClusterSource[] {

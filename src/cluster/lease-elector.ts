@@ -19,6 +19,11 @@ export interface LeaseElectorOptions {
   onStoppedLeading(): void;
 }
 
+/** Retry delay after `failures` failed checks in a row: doubling from the retry period, at most 30 s (or the period, if longer). */
+export function leaseRetryBackoff(retryPeriodMs: number, failures: number): number {
+  return Math.min(Math.max(30_000, retryPeriodMs), retryPeriodMs * 2 ** Math.min(failures - 1, 16));
+}
+
 /** Every replica's default identity: host, process and a random part (pids repeat in containers). */
 export function defaultIdentity(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
@@ -47,15 +52,23 @@ export class LeaseElector {
   private readonly task: PeriodicTask;
   private leading = false;
   private observed: { holder?: string; renewTime?: string; seenAt: number } | undefined;
+  private failures = 0;
 
   constructor(options: LeaseElectorOptions) {
     this.o = { identity: defaultIdentity(), leaseDurationMs: 15_000, retryPeriodMs: 2_000, ...options };
     this.task = new PeriodicTask({
-      run: () => this.tryAcquireOrRenew(),
-      delayMs: () => this.o.retryPeriodMs,
+      run: async () => {
+        await this.tryAcquireOrRenew();
+        if (this.failures) this.o.logger.info({ lease: this.lease, failures: this.failures }, "lease check succeeds again");
+        this.failures = 0;
+      },
+      // An unreachable cluster fails every check: back off, and say so once per step.
+      delayMs: () => (this.failures ? leaseRetryBackoff(this.o.retryPeriodMs, this.failures) : this.o.retryPeriodMs),
       immediately: true,
       onError: (error) => {
-        this.o.logger.warn({ lease: this.path(), err: (error as Error).message }, "lease check failed");
+        this.failures++;
+        const retryInMs = leaseRetryBackoff(this.o.retryPeriodMs, this.failures);
+        this.o.logger.warn({ lease: this.lease, err: (error as Error).message, failures: this.failures, retryInMs }, "lease check failed");
         // Unable to renew within a lease duration means someone else may hold it now.
         if (this.leading && this.observed && Date.now() - this.observed.seenAt > this.o.leaseDurationMs) this.setLeading(false);
       },
@@ -68,6 +81,16 @@ export class LeaseElector {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /** `namespace/name` of the Lease. */
+  get lease(): string {
+    return `${this.o.namespace}/${this.o.name}`;
+  }
+
+  /** Who holds the Lease as last read (us included); undefined while nobody does or before the first read. */
+  get holder(): string | undefined {
+    return this.observed?.holder;
   }
 
   start(): void {
@@ -142,7 +165,12 @@ export class LeaseElector {
   }
 
   private observe(holder: string | undefined, renewTime: string | undefined): void {
+    const before = this.observed?.holder;
     this.observed = { ...(holder ? { holder } : {}), ...(renewTime ? { renewTime } : {}), seenAt: Date.now() };
+    // Said once per holder, not at every retry: who this replica is waiting on.
+    if (holder && holder !== before && holder !== this.o.identity) {
+      this.o.logger.info({ lease: this.lease, holder, identity: this.o.identity }, `standing by: the Lease is held by ${holder}`);
+    }
   }
 
   private setLeading(leading: boolean): void {

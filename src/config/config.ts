@@ -11,6 +11,10 @@ export type DatabaseConfig =
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** `json`: one JSON object a line (pino); `pretty`: coloured lines for a person at a terminal. */
+export const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /**
  * Which clusters to watch: the contexts of kubeconfig files, the in-cluster service account,
  * or the embedded simulator (`simulate` nodes) when neither is found or it is asked for.
@@ -22,6 +26,12 @@ export interface ClustersConfig {
   contexts: string[];
   /** Run the embedded simulator with this many nodes instead of any real cluster. */
   simulate?: number;
+  /**
+   * With no kubeconfig and no in-cluster credentials, serve the embedded simulator (true: the
+   * demo of `npm start`) or stop with exit code 2 (false: the container image, where a demo
+   * could be taken for production). Absent: true.
+   */
+  simulatorFallback?: boolean;
 }
 
 /** How history is kept: for how long, and the Lease replicas elect a recorder with. */
@@ -80,6 +90,10 @@ export interface Config {
   port: number;
   database: DatabaseConfig;
   logLevel: LogLevel;
+  /** Absent: pretty when stdout is a terminal, JSON otherwise. */
+  logFormat?: LogFormat;
+  /** Whether the schema may be introspected (absent: yes). NODE_ENV never changes it. */
+  introspection?: boolean;
   clusters: ClustersConfig;
   history: HistoryConfig;
   auth: AuthConfig;
@@ -114,6 +128,8 @@ export const SETTINGS = {
   },
   dataDir: { flag: "data-dir", env: "DATA_DIR", default: "./data", help: "PGlite directory; `memory` keeps it in memory" },
   logLevel: { flag: "log-level", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join("|") },
+  logFormat: { flag: "log-format", env: "LOG_FORMAT", default: undefined, help: "json|pretty (default pretty when stdout is a terminal, else json)" },
+  introspection: { flag: "introspection", env: "INTROSPECTION", default: "true", help: "answer the standard introspection query (true|false)" },
   kubeconfig: {
     flag: "kubeconfig",
     env: "KUBECONFIG",
@@ -122,6 +138,12 @@ export const SETTINGS = {
   },
   context: { flag: "context", env: "KUBE_CONTEXTS", default: undefined, help: "only this context; repeatable (env: comma-separated)" },
   simulate: { flag: "simulate", env: "SIMULATE", default: undefined, help: "serve the embedded simulated cluster with this many nodes" },
+  simulatorFallback: {
+    flag: "simulator-fallback",
+    env: "SIMULATOR_FALLBACK",
+    default: "true",
+    help: "with no kubeconfig or in-cluster credentials, serve the simulated cluster (true) or stop with exit code 2 (false, as in the container image)",
+  },
   retentionDays: { flag: "history-retention-days", env: "HISTORY_RETENTION_DAYS", default: "90", help: "days of history kept; older rows are pruned hourly" },
   leaseNamespace: { flag: "lease-namespace", env: "LEASE_NAMESPACE", default: "kube-system", help: "namespace of the Lease that elects the replica recording each cluster" },
   leaseDuration: { flag: "lease-duration", env: "LEASE_DURATION_SECONDS", default: "15", help: "seconds a recorder's Lease lasts without renewal" },
@@ -226,10 +248,17 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     throw new ConfigError(`${describeSource("logLevel", flags)}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
   }
 
+  const logFormat = pick("logFormat", flags, env) as LogFormat | undefined;
+  if (logFormat !== undefined && !LOG_FORMATS.includes(logFormat)) {
+    throw new ConfigError(`${describeSource("logFormat", flags)}: "${logFormat}" is not one of ${LOG_FORMATS.join(", ")}`);
+  }
+
   return {
     host,
     port,
     logLevel,
+    ...(logFormat ? { logFormat } : {}),
+    ...(booleanSetting("introspection", flags, env) ? {} : { introspection: false }),
     database: databaseConfig(flags, env),
     clusters: clustersConfig(flags, env),
     history: historyConfig(flags, env),
@@ -286,6 +315,14 @@ function switchSetting(name: SettingName, flags: Record<string, unknown>, env: N
   if (text === "" || text === "false" || text === "0" || text === "no") return false;
   if (text === "true" || text === "1" || text === "yes") return true;
   throw new ConfigError(`${s.env}: "${text}" is not true or false`);
+}
+
+/** A setting spelled true/false (also 1/0, yes/no), from its flag, variable or default. */
+function booleanSetting(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): boolean {
+  const text = pick(name, flags, env)!.trim().toLowerCase();
+  if (text === "true" || text === "1" || text === "yes") return true;
+  if (text === "false" || text === "0" || text === "no") return false;
+  throw new ConfigError(`${describeSource(name, flags)}: "${text}" is not true or false`);
 }
 
 function authConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): AuthConfig {
@@ -364,12 +401,14 @@ function clustersConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv):
   const fromFlags = flags[SETTINGS.context.flag] as string[] | undefined;
   const contexts = fromFlags?.length ? fromFlags : commaList(env[SETTINGS.context.env] ?? "");
   const simulateText = pick("simulate", flags, env);
-  if (simulateText === undefined) return { kubeconfigs, contexts };
+  // Said only when it is off, so a config written out in full elsewhere need not name it.
+  const fallback = booleanSetting("simulatorFallback", flags, env) ? {} : { simulatorFallback: false };
+  if (simulateText === undefined) return { kubeconfigs, contexts, ...fallback };
   const simulate = Number(simulateText);
   if (!/^\d+$/.test(simulateText) || simulate < 1 || simulate > 10_000) {
     throw new ConfigError(`${describeSource("simulate", flags)}: "${simulateText}" is not a node count (1-10000)`);
   }
-  return { kubeconfigs, contexts, simulate };
+  return { kubeconfigs, contexts, simulate, ...fallback };
 }
 
 function databaseConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): DatabaseConfig {

@@ -5,6 +5,7 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { redactDatabaseUrl, type DatabaseConfig } from "../config/config.js";
 import { PrismaClient } from "./generated/client.js";
+import { DataDirLockedError, lockDataDir } from "./pglite-lock.js";
 import type { SqlConnection } from "./sql-connection.js";
 
 /** The database port: Prisma for the domain, raw SQL for the few things Prisma does not do. */
@@ -25,7 +26,8 @@ export class DatabaseUnavailableError extends Error {
   override name = "DatabaseUnavailableError";
 }
 
-const CONNECT_TIMEOUT_MS = 5_000;
+// Short enough that a start against a database that does not answer ends within 5 s.
+const CONNECT_TIMEOUT_MS = 3_000;
 
 /** Opens the configured backend and proves it answers; throws DatabaseUnavailableError if not. */
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
@@ -74,10 +76,16 @@ async function openPglite(dataDir: string): Promise<Database> {
   const inMemory = dataDir === "memory";
   const description = inMemory ? "embedded PGlite (in memory)" : `embedded PGlite at ${dataDir}`;
   let pglite: PGlite;
+  let unlock = () => {};
   try {
-    if (!inMemory) mkdirSync(dataDir, { recursive: true });
+    if (!inMemory) {
+      mkdirSync(dataDir, { recursive: true });
+      unlock = lockDataDir(dataDir);
+    }
     pglite = await PGlite.create(inMemory ? undefined : dataDir);
   } catch (error) {
+    unlock();
+    if (error instanceof DataDirLockedError) throw error;
     throw new DatabaseUnavailableError(`cannot open ${description}: ${(error as Error).message}`);
   }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
@@ -98,6 +106,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       closed = true;
       await prisma.$disconnect();
       await pglite.close();
+      unlock();
     },
   };
 }

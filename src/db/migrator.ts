@@ -39,8 +39,10 @@ export async function migrate(
   connection: SqlConnection,
   logger: Logger,
   migrations: Migration[] = readMigrations(),
+  /** Aborted: stop waiting for another replica's lock (a shutdown during start). */
+  signal?: AbortSignal,
 ): Promise<string[]> {
-  await connection.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
+  await takeLock(connection, logger, signal);
   try {
     await connection.exec(LEDGER_DDL);
     const ledger = await connection.query<LedgerRow>(
@@ -68,6 +70,26 @@ export async function migrate(
     return appliedNow;
   } finally {
     await connection.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
+  }
+}
+
+/** How often a replica waiting for another's migrations asks for the lock again. */
+const LOCK_POLL_MS = 200;
+
+/**
+ * The advisory lock, asked for without blocking so a wait can be given up: a replica waiting
+ * for another replica's migrations can still shut down at once on SIGTERM.
+ */
+async function takeLock(connection: SqlConnection, logger: Logger, signal: AbortSignal | undefined): Promise<void> {
+  for (let waited = false; ; waited = true) {
+    const [row] = await connection.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [MIGRATION_LOCK_KEY]);
+    if (row?.locked) return;
+    if (!waited) logger.info("another replica is applying migrations: waiting for it");
+    if (signal?.aborted) throw new MigrationError("stopped while waiting for another replica's migrations");
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, LOCK_POLL_MS);
+      signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
   }
 }
 

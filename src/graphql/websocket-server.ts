@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { getOperationAST, GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions } from "graphql";
+import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions } from "graphql";
 import { handleProtocols, makeServer } from "graphql-ws";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Logger } from "../log/logger.js";
@@ -35,6 +35,8 @@ export interface GraphqlWebSocketOptions {
   /** Subscribes to changes of the accepted credentials (a tokens file re-read); returns how to stop. */
   credentialsChanged?(listener: () => void): () => void;
   parseOptions?: ParseOptions;
+  /** False refuses introspection, as HTTP does (`--introspection false`). */
+  introspection?: boolean;
   formatError(error: GraphQLError): GraphQLFormattedError;
   /** Interval of WebSocket pings; a peer that misses a pong for as long is dropped. */
   keepAliveMs?: number;
@@ -101,7 +103,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       } catch (error) {
         return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
       }
-      const invalid = validate(schema, document);
+      const invalid = validate(schema, document, options.introspection === false ? [...specifiedRules, NoSchemaIntrospectionCustomRule] : undefined);
       if (invalid.length > 0) return invalid;
       const operation = getOperationAST(document, payload.operationName);
       if (!operation) return [new GraphQLError("Unable to identify the operation: name it with operationName")];

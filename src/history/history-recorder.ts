@@ -32,6 +32,17 @@ export interface RecorderStatus {
   lastError?: string;
 }
 
+/** One cluster's history Lease as this replica last read it. */
+export interface LeaseView {
+  cluster: string;
+  /** `namespace/name`. */
+  lease: string;
+  /** Its holderIdentity; null while nobody holds it (or before the first read). */
+  holder: string | null;
+  /** This replica holds it. */
+  held: boolean;
+}
+
 type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcile"; cluster: string };
 
 /**
@@ -85,6 +96,11 @@ export class HistoryRecorder {
       elector.start();
     }
     this.loop = this.run();
+  }
+
+  /** Each cluster's Lease: who holds it, so a replica standing by says whom it waits on. */
+  leases(): LeaseView[] {
+    return [...this.electors].map(([cluster, elector]) => ({ cluster, lease: elector.lease, holder: elector.holder ?? null, held: elector.isLeader }));
   }
 
   /** Whether this replica holds `cluster`'s lease: work done once per cluster (trend sampling) follows it. */

@@ -2,6 +2,7 @@ import DataLoader from "dataloader";
 import { loaderFor } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
 import { nodeHistorySize, type ConditionTransitionView, type HistoryQueries, type MaintenanceEventView } from "./history-queries.js";
+import type { HistoryClusterCheck } from "../cluster/unknown-cluster.js";
 
 interface NodeRef {
   cluster: string;
@@ -14,13 +15,20 @@ const nodeRefKey = (ref: NodeRef): string => `${ref.cluster}\u0000${ref.node}`;
  * Query.conditionTransitions, Query.maintenanceEvents, Node.conditionTransitions and
  * Node.maintenanceEvents. The Node fields go through one DataLoader per request and argument
  * set, so every node of a page asking for the same (type, since, first) shares one SQL
- * statement, and nodes asking with other arguments get their own.
+ * statement, and nodes asking with other arguments get their own. A filter naming a cluster
+ * `known` does not accept is NOT_FOUND (tests of the queries alone leave it out).
  */
-export function historyQueryResolvers(queries: HistoryQueries): Resolvers {
+export function historyQueryResolvers(queries: HistoryQueries, known: HistoryClusterCheck = async () => {}): Resolvers {
   return {
     Query: {
-      conditionTransitions: (_root, args) => queries.conditionTransitions(args.filter, args.first, args.after),
-      maintenanceEvents: (_root, args) => queries.maintenanceEvents(args.filter, args.first, args.after),
+      conditionTransitions: async (_root, args) => {
+        await known(args.filter?.cluster);
+        return queries.conditionTransitions(args.filter, args.first, args.after);
+      },
+      maintenanceEvents: async (_root, args) => {
+        await known(args.filter?.cluster);
+        return queries.maintenanceEvents(args.filter, args.first, args.after);
+      },
     },
     Node: {
       conditionTransitions: async (node, args, context) => {

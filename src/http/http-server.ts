@@ -13,6 +13,8 @@ export interface Readiness {
 export interface HttpRoutes {
   graphql: Handler;
   readiness(): Promise<Readiness>;
+  /** Pages for people (landing page, explorer, schema): true when it answered the request. */
+  pages?(req: IncomingMessage, res: ServerResponse, path: string): boolean;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -24,24 +26,50 @@ export function requestIdOf(req: IncomingMessage): string {
 }
 
 /**
- * The one HTTP server: /graphql (HTTP; WebSocket upgrades are attached separately),
- * /healthz (the process is up), /readyz (its dependencies answer) and a local landing page.
+ * Listens before anything slow is started, so a port in use ends the start at once. Until the
+ * routes are attached, /healthz answers 200 (the process is up) and everything else 503.
  */
-export function createHttpServer(routes: HttpRoutes, logger: Logger): Server {
-  return createServer(async (req, res) => {
+export async function bindHttpPort(host: string, port: number): Promise<Server> {
+  const server = createServer(answerWhileStarting);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+function answerWhileStarting(req: IncomingMessage, res: ServerResponse): void {
+  const path = new URL(req.url ?? "/", "http://localhost").pathname;
+  if (path === "/healthz") sendJson(res, 200, { status: "ok" });
+  else {
+    res.setHeader("retry-after", "1");
+    sendJson(res, 503, { status: "starting" });
+  }
+}
+
+/**
+ * The one HTTP server: /graphql (HTTP; WebSocket upgrades are attached separately),
+ * /healthz (the process is up), /readyz (its dependencies answer) and the pages for people.
+ * Given `bound` (from bindHttpPort), the routes take over that listening server.
+ */
+export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Server): Server {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(req);
     req.headers["x-request-id"] = requestId;
     res.setHeader("x-request-id", requestId);
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     try {
+      if ((req.method === "GET" || req.method === "HEAD") && routes.pages?.(req, res, path)) return;
       if (path === "/graphql") await routes.graphql(req, res);
       else if (path === "/healthz") sendJson(res, 200, { status: "ok" });
       else if (path === "/readyz") {
         const readiness = await routes.readiness();
         sendJson(res, readiness.ready ? 200 : 503, { status: readiness.ready ? "ready" : "not ready", checks: readiness.checks });
-      } else if (path === "/" && req.method === "GET") sendLandingPage(res);
-      else sendJson(res, 404, { error: `no route for ${path}` });
+      } else sendJson(res, 404, { error: `no route for ${path}` });
     } catch (error) {
       logger.error({ err: error, requestId }, "request failed");
       if (!res.headersSent) sendJson(res, 500, { error: "Internal server error" });
@@ -52,33 +80,15 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger): Server {
         logger.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
       }
     }
-  });
+  };
+  if (!bound) return createServer(handle);
+  bound.off("request", answerWhileStarting).on("request", handle);
+  return bound;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.statusCode = status;
   res.setHeader("content-type", "application/json; charset=utf-8");
   res.setHeader("cache-control", "no-store");
   res.end(JSON.stringify(body));
-}
-
-// Served from here, never from a CDN: the service must work where the internet is not.
-const LANDING_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>node-inventory</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:3rem auto;padding:0 1rem}code{background:#f3f3f3;padding:0 .25rem}</style>
-</head><body>
-<h1>node-inventory</h1>
-<p>A live, queryable GraphQL picture of your Kubernetes nodes.</p>
-<ul>
-<li>GraphQL over HTTP: <code>POST /graphql</code> (JSON) or <code>GET /graphql?query=…</code></li>
-<li>GraphQL over WebSocket (graphql-ws): <code>ws://…/graphql</code></li>
-<li>Health: <a href="/healthz"><code>/healthz</code></a>, readiness: <a href="/readyz"><code>/readyz</code></a></li>
-</ul>
-<pre>curl -s localhost:4000/graphql -H 'content-type: application/json' -d '{"query":"{ service { version } }"}'</pre>
-</body></html>`;
-
-function sendLandingPage(res: ServerResponse): void {
-  res.statusCode = 200;
-  res.setHeader("content-type", "text/html; charset=utf-8");
-  res.end(LANDING_PAGE);
 }

@@ -1,3 +1,4 @@
+import { assertConfiguredCluster } from "../cluster/unknown-cluster.js";
 import type { ClusterCache } from "../cluster/cluster-cache.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { CachedNode, CachedPod } from "../cluster/model.js";
@@ -37,6 +38,7 @@ export class InventoryService {
         readyNodeCount: ready,
         lastError: status.lastError ?? null,
         metricsAvailable: status.metricsAvailable,
+        simulated: this.clusters.isSimulated(cache.name),
       };
     });
   }
@@ -87,11 +89,8 @@ export class InventoryService {
    * would be a lie): UNAVAILABLE. One that synced and lost its watch answers from the cache.
    */
   private cluster(name: string): ClusterCache {
-    const cache = this.clusters.get(name);
-    if (!cache) {
-      throw new AppError(ErrorCode.NOT_FOUND, `cluster "${name}" is not configured (clusters: ${this.clusters.names().join(", ")})`);
-    }
-    return assertSynced(cache);
+    assertConfiguredCluster(this.clusters, name);
+    return assertSynced(this.clusters.get(name)!);
   }
 
   private onlyCluster(): ClusterCache {

@@ -1,23 +1,37 @@
 import { pino, type Logger } from "pino";
-import type { LogLevel } from "../config/config.js";
+import pretty from "pino-pretty";
+import type { LogFormat, LogLevel } from "../config/config.js";
 
 export type { Logger };
 
 /**
- * JSON logs on stdout. `redact` is a second line of defence: code never logs credentials,
- * and if a header object slips into a log line its secrets are still masked.
+ * Logs on stdout: JSON lines (pino) for machines, or, for a person at a terminal, pino-pretty's
+ * coloured lines (the default when stdout is a TTY). `redact` is a second line of defence: code
+ * never logs credentials, and if a header object slips into a log line its secrets are still
+ * masked, in either format.
  */
-export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
-  return pino(
-    {
-      level,
-      base: { service: "node-inventory" },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      redact: {
-        paths: ["req.headers.authorization", "req.headers.cookie", "*.password", "*.token", "*.databaseUrl"],
-        censor: "[redacted]",
-      },
+export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream, format?: LogFormat): Logger {
+  const options = {
+    level,
+    base: { service: "node-inventory" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: {
+      paths: ["req.headers.authorization", "req.headers.cookie", "*.password", "*.token", "*.databaseUrl"],
+      censor: "[redacted]",
     },
-    destination ?? pino.destination({ fd: 1, sync: false }),
-  );
+  };
+  const chosen = format ?? (destination === undefined && process.stdout.isTTY ? "pretty" : "json");
+  if (chosen === "pretty") {
+    // In-process (no worker thread): lines stay in order with everything else the process prints.
+    const stream = pretty({
+      ...(destination ? { destination } : { destination: 1 }),
+      colorize: destination === undefined && Boolean(process.stdout.isTTY),
+      translateTime: "SYS:HH:MM:ss.l",
+      ignore: "pid,hostname,service",
+      singleLine: true,
+      sync: true,
+    });
+    return pino(options, stream);
+  }
+  return pino(options, destination ?? pino.destination({ fd: 1, sync: false }));
 }

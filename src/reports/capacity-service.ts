@@ -1,3 +1,4 @@
+import { assertConfiguredCluster } from "../cluster/unknown-cluster.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
@@ -120,9 +121,8 @@ export class CapacityReports {
   }
 
   private cluster(name: string) {
-    const cache = this.clusters.get(name);
-    if (!cache) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${name}" is not configured (clusters: ${this.clusters.names().join(", ")})`);
-    return cache;
+    assertConfiguredCluster(this.clusters, name);
+    return this.clusters.get(name)!;
   }
 }
 

@@ -1,6 +1,7 @@
 import { CloseCode } from "../graphql/close-codes.js";
 import type { RequestContext } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
+import { assertConfiguredCluster } from "../cluster/unknown-cluster.js";
 import type { MaintenanceEventView } from "../history/history-queries.js";
 import { compileNodeFilter } from "../inventory/node-filter.js";
 import { BoundedQueue } from "./bounded-queue.js";
@@ -28,13 +29,18 @@ function stream<T>(context: RequestContext, capacity: number, listen: (push: (ev
   return queue;
 }
 
-/** Subscription.nodeStatusChanged and Subscription.maintenanceEvents. */
-export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIBER_QUEUE): Resolvers {
+/**
+ * Subscription.nodeStatusChanged and Subscription.maintenanceEvents. A cluster not among
+ * `clusters` is NOT_FOUND at subscribe time, never a stream that waits forever.
+ */
+export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIBER_QUEUE, clusters?: { names(): string[] }): Resolvers {
+  const known = (cluster: string | null | undefined) => clusters && assertConfiguredCluster(clusters, cluster);
   return {
     Subscription: {
       nodeStatusChanged: {
         subscribe: (_root, args, context) => {
           // Validated at subscribe time, so a bad selector is an error, not a silent stream.
+          known(args.cluster);
           const matches = compileNodeFilter(args.filter);
           const hasFilter = args.filter != null && Object.values(args.filter).some((v) => v != null);
           return stream<NodeStatusEvent>(context, queueSize, (push) =>
@@ -49,14 +55,16 @@ export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIB
         resolve: (event: NodeStatusEvent) => event,
       },
       maintenanceEvents: {
-        subscribe: (_root, args, context) =>
-          stream<MaintenanceEventView>(context, queueSize, (push) =>
+        subscribe: (_root, args, context) => {
+          known(args.cluster);
+          return stream<MaintenanceEventView>(context, queueSize, (push) =>
             hub.onMaintenance((event) => {
               if (args.cluster != null && event.cluster !== args.cluster) return;
               if (args.node != null && event.node !== args.node) return;
               push(event);
             }),
-          ),
+          );
+        },
         resolve: (event: MaintenanceEventView) => event,
       },
     },

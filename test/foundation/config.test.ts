@@ -95,3 +95,25 @@ describe("configuration", () => {
     assert.equal(redactDatabaseUrl("postgresql://app:s3cret@db:5432/inv"), "postgresql://app@db:5432/inv");
   });
 });
+
+describe("first-contact settings", () => {
+  test("introspection is on unless --introspection or INTROSPECTION says false", () => {
+    assert.equal(loadConfig([], {}).introspection, undefined);
+    assert.equal(loadConfig(["--introspection", "false"], {}).introspection, false);
+    assert.equal(loadConfig([], { INTROSPECTION: "false" }).introspection, false);
+    assert.equal(loadConfig(["--introspection", "true"], { INTROSPECTION: "false" }).introspection, undefined);
+    assert.throws(() => loadConfig([], { INTROSPECTION: "maybe" }), /^ConfigError: INTROSPECTION: "maybe" is not true or false$/);
+  });
+
+  test("--log-format / LOG_FORMAT is json or pretty; unset leaves it to the terminal", () => {
+    assert.equal(loadConfig([], {}).logFormat, undefined);
+    assert.equal(loadConfig(["--log-format", "pretty"], {}).logFormat, "pretty");
+    assert.equal(loadConfig([], { LOG_FORMAT: "json" }).logFormat, "json");
+    assert.throws(() => loadConfig([], { LOG_FORMAT: "xml" }), /^ConfigError: LOG_FORMAT: "xml" is not one of json, pretty$/);
+  });
+
+  test("SIMULATOR_FALLBACK=false is kept in the cluster settings; true is the default", () => {
+    assert.deepEqual(loadConfig([], { SIMULATOR_FALLBACK: "false" }).clusters, { kubeconfigs: [], contexts: [], simulatorFallback: false });
+    assert.deepEqual(loadConfig(["--simulator-fallback", "true"], {}).clusters, { kubeconfigs: [], contexts: [] });
+  });
+});

@@ -4,13 +4,12 @@ import pg from "pg";
 import { graphql, startTestApp } from "../support/app.js";
 import { finished, readyUrl, spawnCli } from "../support/cli.js";
 import { BACKENDS } from "../support/databases.js";
-import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
+import { eventually, historyLeaseHolder, startSimWithKubeconfig } from "../support/sim-cluster.js";
 
 // Several replicas share one database: that is PostgreSQL (PGlite is embedded in one process).
 const postgres = BACKENDS.find((b) => b.name === "postgres")!;
 
-const leaseHolder = (sim: Awaited<ReturnType<typeof startSimWithKubeconfig>>) =>
-  (sim.sim.cluster.get("coordination.k8s.io/leases", "node-inventory-history", "kube-system") as any)?.spec?.holderIdentity as string | undefined;
+const leaseHolder = historyLeaseHolder;
 
 describe("two replicas on one PostgreSQL", () => {
   test("each transition is recorded once, and a killed leader is replaced within the lease duration", async () => {

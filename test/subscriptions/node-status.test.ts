@@ -4,7 +4,7 @@ import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { startTestApp } from "../support/app.js";
 import { BACKENDS } from "../support/databases.js";
-import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
+import { eventually, historyLeaseHolder, startSimWithKubeconfig } from "../support/sim-cluster.js";
 
 const STATUS = `subscription($filter: NodeFilter, $cluster: String) {
   nodeStatusChanged(cluster: $cluster, filter: $filter) {
@@ -92,7 +92,7 @@ describe("subscriptions across replicas", () => {
     const fresh = await postgres.create();
     const config = { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config };
     const leader = await startTestApp(config, { recorderTuning: { leaseDurationMs: 10_000, retryPeriodMs: 200, identity: "leader" } });
-    const lease = () => (cluster.sim.cluster.get("coordination.k8s.io/leases", "node-inventory-history", "kube-system") as any)?.spec?.holderIdentity;
+    const lease = () => historyLeaseHolder(cluster);
     await eventually(() => lease() === "leader", "the first replica leads");
     const standby = await startTestApp(config, { recorderTuning: { leaseDurationMs: 10_000, retryPeriodMs: 200, identity: "standby" } });
     const client = wsClient(standby.url);

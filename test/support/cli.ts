@@ -39,7 +39,7 @@ export function finished(child: ChildProcess, timeoutMs = 20_000): Promise<Finis
 }
 
 /** Waits for the JSON log line saying the service is ready and returns its URL. */
-export function readyUrl(child: ChildProcess, timeoutMs = 30_000): Promise<string> {
+export function readyUrl(child: ChildProcess, timeoutMs = 120_000): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffered = "";
     const timer = setTimeout(() => reject(new Error(`not ready within ${timeoutMs} ms:\n${buffered}`)), timeoutMs);

@@ -63,3 +63,20 @@ export async function eventually<T>(check: () => Promise<T | undefined | false> 
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * The holder of the history Lease in the simulator: one Lease per installation, named
+ * `node-inventory-history-<installation>`; a test with one installation finds exactly one.
+ */
+export function historyLeaseHolders(sim: SimWithKubeconfig): Map<string, string | undefined> {
+  const leases = sim.sim.cluster.list("coordination.k8s.io/leases", "kube-system") as any[];
+  return new Map(
+    leases.filter((lease) => lease.metadata.name.startsWith("node-inventory-history-")).map((lease) => [lease.metadata.name, lease.spec?.holderIdentity]),
+  );
+}
+
+export function historyLeaseHolder(sim: SimWithKubeconfig): string | undefined {
+  const holders = [...historyLeaseHolders(sim).values()];
+  if (holders.length > 1) throw new Error(`expected one installation's history Lease, found ${holders.length}`);
+  return holders[0];
+}
