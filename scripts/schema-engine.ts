@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaPg } from "@prisma/adapter-pg";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
 import { MIGRATIONS_DIR, readMigrations } from "../src/db/migrations.js";
 
@@ -34,7 +35,8 @@ function migrationsList() {
     lockfile: { path: join(MIGRATIONS_DIR, "migration_lock.toml"), content: readFileSync(join(MIGRATIONS_DIR, "migration_lock.toml"), "utf8") },
     shadowDbInitScript: "",
     migrationDirectories: readMigrations().map((m) => ({
-      path: join(MIGRATIONS_DIR, m.name),
+      // Relative to baseDir: the engine names a migration by this path (the ledger holds the bare name).
+      path: m.name,
       migrationFile: { path: "migration.sql", content: { tag: "ok", value: m.sql } },
     })),
   };
@@ -65,4 +67,17 @@ export async function pendingSchemaChange(): Promise<string> {
   } finally {
     await pglite.close();
   }
+}
+
+/**
+ * How Prisma's own engine reads the migration ledger of the PostgreSQL database at `url`
+ * against prisma/migrations, as `prisma migrate status` would: migrations it finds edited
+ * (checksum mismatch) or failed, and whether the history is in sync (`history` null).
+ */
+export async function migrationHistoryAsPrismaSeesIt(url: string): Promise<{ hasMigrationsTable: boolean; editedMigrationNames: string[]; failedMigrationNames: string[]; history: unknown }> {
+  const SchemaEngine = await loadEngine();
+  const datamodel = readFileSync(SCHEMA_PATH, "utf8");
+  const engine = await SchemaEngine.new({ datamodels: [[SCHEMA_PATH, datamodel]] }, () => {}, bindMigrationAwareSqlAdapterFactory(new PrismaPg({ connectionString: url })));
+  const result = await engine.diagnoseMigrationHistory({ migrationsList: migrationsList(), optInToShadowDatabase: false, filters });
+  return { hasMigrationsTable: result.hasMigrationsTable, editedMigrationNames: result.editedMigrationNames, failedMigrationNames: result.failedMigrationNames, history: result.history ?? null };
 }

@@ -48,6 +48,7 @@ import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { VERSION } from "../package-info.js";
+import type { AppProbes } from "./app-probes.js";
 import { serviceResolvers } from "./service-resolvers.js";
 
 /** Parts a test (or an embedding program) may supply instead of having them built from config. */
@@ -69,6 +70,8 @@ export interface AppOverrides {
   maintenanceTuning?: MaintenanceTuning & { identity?: string };
   /** How often the tokens file is polled and how soon the JWKS may be fetched again (tests shorten them). */
   authTuning?: AuthTuning;
+  /** Filled as the app starts with what tests wait on (e.g. the hub's subscriber count) rather than sleep. */
+  probes?: AppProbes;
 }
 
 /** Churn of the embedded demo cluster, in scenarios per simulated minute: alive but calm. */
@@ -186,6 +189,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const historyQueries = new HistoryQueries(database, logger);
       hub = new SubscriptionHub(pubsub, historyQueries, clusters, logger.child({ component: "subscriptions" }));
       hub.start();
+      if (overrides.probes) overrides.probes.subscriberCount = () => hub?.subscriberCount ?? 0;
       const tuning = overrides.recorderTuning ?? {};
       recorder = new HistoryRecorder({
         pubsub,

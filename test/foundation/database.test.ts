@@ -1,21 +1,25 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, test } from "node:test";
+import { migrationHistoryAsPrismaSeesIt } from "../../scripts/schema-engine.js";
 import type { Database } from "../../src/db/database.js";
 import { openDatabase, DatabaseUnavailableError } from "../../src/db/database.js";
-import { readMigrations } from "../../src/db/migrations.js";
+import { MIGRATIONS_DIR, readMigrations } from "../../src/db/migrations.js";
 import { migrate } from "../../src/db/migrator.js";
 import { createLogger } from "../../src/log/logger.js";
-import { BACKENDS } from "../support/databases.js";
+import { BACKENDS, type TestDatabase } from "../support/databases.js";
 
 const logger = createLogger("silent");
 
 for (const backend of BACKENDS) {
   describe(`database on ${backend.name}`, () => {
-    async function withFresh(fn: (db: Database) => Promise<void>) {
+    async function withFresh(fn: (db: Database, fresh: TestDatabase) => Promise<void>) {
       const fresh = await backend.create();
       const db = await fresh.open();
       try {
-        await fn(db);
+        await fn(db, fresh);
       } finally {
         await db.close();
         await fresh.drop();
@@ -23,7 +27,7 @@ for (const backend of BACKENDS) {
     }
 
     test("migrations apply once, and the ledger is Prisma's", async () => {
-      await withFresh(async (db) => {
+      await withFresh(async (db, fresh) => {
         const all = readMigrations().map((m) => m.name);
         assert.deepEqual(await db.withConnection((c) => migrate(c, logger)), all);
         assert.deepEqual(await db.withConnection((c) => migrate(c, logger)), []);
@@ -32,10 +36,17 @@ for (const backend of BACKENDS) {
             `SELECT migration_name, checksum, finished_at IS NOT NULL AS finished FROM "_prisma_migrations" ORDER BY migration_name`,
           ),
         );
-        assert.deepEqual(
-          ledger,
-          readMigrations().map((m) => ({ migration_name: m.name, checksum: m.checksum, finished: true })),
-        );
+        // Prisma's checksum is the sha256 of migration.sql as it is on disk, computed here apart from the migrator.
+        const onDisk = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => entry.name)
+          .sort()
+          .map((name) => ({ migration_name: name, checksum: createHash("sha256").update(readFileSync(join(MIGRATIONS_DIR, name, "migration.sql"))).digest("hex"), finished: true }));
+        assert.deepEqual(ledger, onDisk);
+        if (fresh.config.kind === "postgres") {
+          // And Prisma's own engine reads the ledger as its own, in sync with prisma/migrations.
+          assert.deepEqual(await migrationHistoryAsPrismaSeesIt(fresh.config.url), { hasMigrationsTable: true, editedMigrationNames: [], failedMigrationNames: [], history: null });
+        }
       });
     });
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { App } from "../../src/app/create-app.js";
 import type { Database } from "../../src/db/database.js";
-import { startTestApp } from "../support/app.js";
+import { graphql, startTestApp } from "../support/app.js";
 import { BACKENDS, type TestDatabase } from "../support/databases.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
@@ -104,8 +104,12 @@ for (const backend of BACKENDS) {
       const before = await counts();
       await app!.stop();
       app = await start("replica-a");
-      await eventually(async () => (await db.prisma.nodeState.findFirst())!.updatedAt.getTime() > 0, "running");
-      await new Promise((r) => setTimeout(r, 1_500));
+      // The new recorder leads and has worked off its queue, the restart's reconcile included.
+      const restarted = app;
+      await eventually(async () => {
+        const h = (await graphql(restarted.url, "{ service { history { leaderOf pendingWrites } } }")).body.data?.service.history;
+        return h?.leaderOf.length === 1 && h.pendingWrites === 0;
+      }, "the new recorder to lead and catch up", 10_000);
       await settled();
       assert.deepEqual(await counts(), before);
     });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
-import { startTestApp } from "../support/app.js";
+import { startTestApp, subscribers } from "../support/app.js";
 import { BACKENDS } from "../support/databases.js";
 import { eventually, historyLeaseHolder, startSimWithKubeconfig } from "../support/sim-cluster.js";
 
@@ -27,7 +27,7 @@ const wsClient = (url: string) => createClient({ url: url.replace(/^http/, "ws")
 describe("nodeStatusChanged", () => {
   test("a condition patched in the simulator reaches a subscriber whose filter matches, and not one whose filter does not", async () => {
     const cluster = await startSimWithKubeconfig({ nodes: 3, seed: 51, clockSpeed: 0 });
-    const { app, url } = await startTestApp({ clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } }, { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 } });
+    const { app, url, probes } = await startTestApp({ clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } }, { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 } });
     const client = wsClient(url);
     try {
       const [watched, other] = cluster.sim.cluster.nodeNames();
@@ -36,10 +36,11 @@ describe("nodeStatusChanged", () => {
         const h = (await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }) })).json() as any).data.service.history;
         return h.recordedTransitions > 0 && h.pendingWrites === 0;
       }, "the first records");
+      const listening = probes.subscriberCount();
       const matching = collect(client, STATUS, { filter: { names: [watched] } });
       const filteredOut = collect(client, STATUS, { filter: { names: [other] } });
       const everything = collect(client, STATUS, {});
-      await new Promise((r) => setTimeout(r, 300));
+      await subscribers(probes, listening + 3);
 
       cluster.sim.cluster.advance(10_000);
       cluster.sim.cluster.setNodeCondition(watched!, "Ready", "False", "KubeletNotReady");
@@ -53,8 +54,12 @@ describe("nodeStatusChanged", () => {
       });
       assert.equal(event.data.nodeStatusChanged.node.status, "NotReady");
       await eventually(() => everything.received.length >= 1, "the unfiltered subscriber's event");
-      await new Promise((r) => setTimeout(r, 500));
-      assert.deepEqual(filteredOut.received, [], "the subscriber filtering on another node got nothing");
+      // Then a change of the other node: events reach a subscriber in order, so if the first thing
+      // the subscriber filtering on it receives is this one, the watched node's event never reached it.
+      cluster.sim.cluster.advance(10_000);
+      cluster.sim.cluster.setNodeCondition(other!, "Ready", "False", "KubeletNotReady");
+      const marker = await eventually(() => filteredOut.received[0], "the other node's event", 5_000);
+      assert.equal(marker.data.nodeStatusChanged.name, other, "the subscriber filtering on another node got nothing before it");
 
       // A cordon is a status event too, with no transition.
       cluster.sim.cluster.update("nodes", watched!, (copy: any) => void (copy.spec.unschedulable = true));
@@ -95,11 +100,12 @@ describe("subscriptions across replicas", () => {
     const lease = () => historyLeaseHolder(cluster);
     await eventually(() => lease() === "leader", "the first replica leads");
     const standby = await startTestApp(config, { recorderTuning: { leaseDurationMs: 10_000, retryPeriodMs: 200, identity: "standby" } });
+    const listening = standby.probes.subscriberCount();
     const client = wsClient(standby.url);
     try {
       const events = collect(client, `subscription { maintenanceEvents { node kind actor } }`, {});
       const statuses = collect(client, STATUS, {});
-      await new Promise((r) => setTimeout(r, 300));
+      await subscribers(standby.probes, listening + 2);
       const node = cluster.sim.cluster.nodeNames()[0]!;
       cluster.sim.cluster.update("nodes", node, (copy: any) => void (copy.spec.unschedulable = true));
       const event = await eventually(() => events.received[0], "the maintenance event on the standby", 5_000);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
-import { graphql, startTestApp } from "../support/app.js";
+import { graphql, startTestApp, subscribers } from "../support/app.js";
 import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
 
 // Large events (every pod of the node with its resources) fill the socket buffers quickly.
@@ -12,7 +12,7 @@ const HEAVY = `subscription { nodeStatusChanged { transition { type to at } node
 describe("a slow subscriber", () => {
   test("is cut off with 1013 when it falls too far behind, while another keeps receiving everything", async () => {
     const cluster = await startSimWithKubeconfig({ nodes: 2, seed: 61, clockSpeed: 0 });
-    const { app, url, logs } = await startTestApp(
+    const { app, url, logs, probes } = await startTestApp(
       { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } },
       { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 }, subscriberQueue: 50 },
     );
@@ -28,12 +28,13 @@ describe("a slow subscriber", () => {
       await new Promise((resolve, reject) => stalled.once("open", resolve).once("error", reject));
       stalled.send(JSON.stringify({ type: "connection_init" }));
       await new Promise((resolve) => stalled.once("message", resolve));
+      const listening = probes.subscriberCount();
       stalled.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query: HEAVY } }));
       const closed = new Promise<number>((resolve) => stalled.once("close", (code) => resolve(code)));
 
       let received = 0;
       healthy.subscribe({ query: HEAVY }, { next: () => void received++, error: () => {}, complete: () => {} });
-      await new Promise((r) => setTimeout(r, 300));
+      await subscribers(probes, listening + 2);
       (stalled as unknown as { _socket: { pause(): void } })._socket.pause();
 
       const node = cluster.sim.cluster.nodeNames()[0]!;

@@ -1,7 +1,9 @@
 import { Writable } from "node:stream";
+import { AppProbes } from "../../src/app/app-probes.js";
 import { createApp, type App, type AppOverrides } from "../../src/app/create-app.js";
 import { loadConfig, type AuthConfig, type Config } from "../../src/config/config.js";
 import { createLogger } from "../../src/log/logger.js";
+import { eventually } from "./sim-cluster.js";
 
 /** Log lines the app wrote, parsed, for tests that assert on logging. */
 export interface CapturedLogs {
@@ -22,7 +24,8 @@ export type TestConfig = Partial<Omit<Config, "auth">> & { auth?: Partial<AuthCo
 export async function startTestApp(
   config: TestConfig = {},
   overrides: AppOverrides = {},
-): Promise<{ app: App; url: string; logs: CapturedLogs }> {
+): Promise<{ app: App; url: string; logs: CapturedLogs; probes: AppProbes }> {
+  const probes = overrides.probes ?? new AppProbes();
   const logs: CapturedLogs = { lines: [] };
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -45,10 +48,25 @@ export async function startTestApp(
       ...config,
       auth: { ...DEFAULTS.auth, ...config.auth },
     },
-    { logger: createLogger("debug", sink), ...overrides },
+    { logger: createLogger("debug", sink), ...overrides, probes },
   );
   await app.start();
-  return { app, url: app.url, logs };
+  return { app, url: app.url, logs, probes };
+}
+
+/** Resolves once the hub holds `count` subscription listeners: a subscription is registered, events will reach it. */
+export function subscribers(probes: AppProbes, count: number): Promise<true> {
+  return eventually(() => probes.subscriberCount() >= count || undefined, `${count} subscription listeners (have ${probes.subscriberCount()})`, 10_000);
+}
+
+/** Resolves once /readyz says every dependency is up, the clusters synced: a node lookup then answers from the cache. */
+export function ready(url: string): Promise<true> {
+  return eventually(async () => (await fetch(`${url}/readyz`)).status === 200 || undefined, "the app to be ready", 20_000);
+}
+
+/** What a caller sees of a one-field operation: the HTTP status and the first error's code ("ok" without one). */
+export function outcome(response: { status: number; body: { errors?: any[] } }): { status: number; code: string } {
+  return { status: response.status, code: response.body.errors?.[0]?.extensions?.code ?? "ok" };
 }
 
 /** POSTs a GraphQL operation and returns the HTTP status and parsed body. */

@@ -1,0 +1,8 @@
+/**
+ * What a test (or an embedding program) can watch the app do, so it waits on the event itself
+ * instead of sleeping: handed in through AppOverrides.probes and wired by createApp as it starts.
+ */
+export class AppProbes {
+  /** How many subscription listeners the subscription hub holds now (0 before start). */
+  subscriberCount: () => number = () => 0;
+}
