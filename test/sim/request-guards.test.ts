@@ -58,7 +58,7 @@ describe("the embedded simulator of a service with a tokens file", () => {
     file = tokensFile();
     const started = await startTestApp({ auth: { tokensFile: file.path } });
     app = started.app;
-    const line = started.logs.lines.find((l) => /serving the embedded simulated cluster/.test(String(l.msg)));
+    const line = started.logs.lines.find((l) => /serving the embedded simulated cluster/i.test(String(l.msg)));
     simUrl = String(line!.url);
     own = new URL(simUrl).host;
   });
