@@ -222,6 +222,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         ...(runnerIdentity ? { identity: runnerIdentity } : {}),
         tuning: maintenanceTuning,
       });
+      if (overrides.probes) overrides.probes.drainsRunning = () => maintenance?.runningIds() ?? [];
       await maintenance.start();
       unlessStopped();
       // Trends follow the history lease: the replica recording a cluster samples it.

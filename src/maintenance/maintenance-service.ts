@@ -179,6 +179,11 @@ export class MaintenanceService {
     return cancelled;
   }
 
+  /** The drains this replica is executing now. */
+  runningIds(): string[] {
+    return [...this.runners.keys()];
+  }
+
   /** The freshest state: this replica's runner if it runs the drain, else the database. */
   async get(id: string): Promise<DrainOperation | undefined> {
     const local = this.runners.get(id);
