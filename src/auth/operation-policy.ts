@@ -1,4 +1,4 @@
-import { Kind, type DocumentNode, type SelectionSetNode } from "graphql";
+import { Kind, visit, type DocumentNode, type SelectionSetNode } from "graphql";
 import type { LimitsConfig } from "../config/config.js";
 import type { AuditDone, OperationPolicy } from "../graphql/caller.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
@@ -48,6 +48,8 @@ export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: n
         : undefined;
       try {
         const principal = requireRole(context.principal, mutation ? "operator" : "viewer");
+        const nul = nulIn(document, variables);
+        if (nul) throw new AppError(ErrorCode.BAD_USER_INPUT, `Text must not contain the NUL character (U+0000): found in ${nul}`);
         const { depth, cost, selections, spreads } = measureOperation(schema, document, operation, variables);
         if (spreads > MAX_FRAGMENT_SPREADS) {
           throw new AppError(ErrorCode.BAD_USER_INPUT, `The document has ${spreads} fragment spreads; at most ${MAX_FRAGMENT_SPREADS} are allowed`, {
@@ -96,6 +98,34 @@ export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: n
       return audit;
     },
   };
+}
+
+/**
+ * Where a string of the operation holds U+0000, if one does: PostgreSQL cannot store it in
+ * text, so a name, filter or reason with one is refused before anything runs rather than
+ * failing (or worse, wedging a writer) at the database. Variables are walked without
+ * recursion: a body of nested arrays must not overflow the stack.
+ */
+function nulIn(document: DocumentNode, variables: Record<string, unknown> | undefined): string | undefined {
+  let found: string | undefined;
+  visit(document, {
+    StringValue(node) {
+      if (!found && node.value.includes("\u0000")) found = `a string at line ${node.loc?.startToken.line ?? "?"}`;
+    },
+  });
+  if (found) return found;
+  for (const [name, value] of Object.entries(variables ?? {})) {
+    const stack: unknown[] = [value];
+    while (stack.length) {
+      const item = stack.pop();
+      if (typeof item === "string") {
+        if (item.includes("\u0000")) return `variable $${name}`;
+      } else if (typeof item === "object" && item !== null) {
+        for (const inner of Object.values(item)) stack.push(inner);
+      }
+    }
+  }
+  return undefined;
 }
 
 /** The root fields an operation selects, through fragments, in order; each fragment is followed once (execution merges repeated spreads). */
