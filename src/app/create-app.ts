@@ -234,7 +234,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
-        nodeFactsResolvers(),
+        nodeFactsResolvers(clusters),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
         availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
