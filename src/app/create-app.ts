@@ -38,6 +38,7 @@ import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
+import { nodeFactsResolvers } from "../inventory/node-facts-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { DrainStore } from "../maintenance/drain-store.js";
 import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
@@ -234,6 +235,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
+        nodeFactsResolvers(clusters),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
         availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
