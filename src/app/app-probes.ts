@@ -5,4 +5,6 @@
 export class AppProbes {
   /** How many subscription listeners the subscription hub holds now (0 before start). */
   subscriberCount: () => number = () => 0;
+  /** How many operations graphql-jit has compiled (graphql/executor.ts). */
+  compiledOperations: () => number = () => 0;
 }
