@@ -7,4 +7,6 @@ export class AppProbes {
   subscriberCount: () => number = () => 0;
   /** The ids of the drains this replica's runners are executing now (none before start). */
   drainsRunning: () => readonly string[] = () => [];
+  /** How many operations graphql-jit has compiled (graphql/executor.ts). */
+  compiledOperations: () => number = () => 0;
 }

@@ -16,6 +16,7 @@ import { openDatabase, type Database } from "../db/database.js";
 import { migrate } from "../db/migrator.js";
 import type { RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
+import { compiledExecutorGateway } from "../graphql/executor.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
 import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
@@ -243,8 +244,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
       ]);
+      // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
+      const gateway = compiledExecutorGateway(schema);
+      if (overrides.probes) overrides.probes.compiledOperations = gateway.compiled;
       apollo = new ApolloServer<RequestContext>({
-        schema,
+        gateway,
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
         includeStacktraceInErrorResponses: false,
         // On by default; said here because the local admin of a server without auth depends on it.
