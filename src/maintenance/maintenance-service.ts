@@ -191,6 +191,11 @@ export class MaintenanceService {
     return this.o.store.get(id);
   }
 
+  /** `operation` as fresh as `get` has it: this replica's runner's state when it runs it. */
+  freshest(operation: DrainOperation): DrainOperation {
+    return this.runners.get(operation.id)?.visible ?? operation;
+  }
+
   /** Each node's active drain, as fresh as `get` has it (this replica's runners ahead of their last save). */
   async activeFor(nodes: readonly { cluster: string; node: string }[]): Promise<Map<string, DrainOperation>> {
     const active = await this.o.store.activeFor(nodes);
