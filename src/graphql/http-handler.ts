@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HeaderMap, type ApolloServer } from "@apollo/server";
+import type { GraphQLError } from "graphql";
 import type { Authentication, Principal } from "./caller.js";
 import type { RequestContext } from "./context.js";
 import { ErrorCode } from "./errors.js";
+import { checkNesting } from "./operation-limits.js";
 
 /** The largest request body accepted; GraphQL documents are small, so this is generous. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -59,6 +61,16 @@ export function graphqlHttpHandler(
     }
     const url = req.url ?? "/";
     const queryAt = url.indexOf("?");
+    // Before Apollo parses it: parsing and validation recurse, and a deep enough document overflows the stack.
+    const text = typeof (body as { query?: unknown } | undefined)?.query === "string" ? (body as { query: string }).query : queryAt < 0 ? null : new URLSearchParams(url.slice(queryAt)).get("query");
+    if (text) {
+      try {
+        checkNesting(text);
+      } catch (error) {
+        const { message, extensions } = error as GraphQLError;
+        return sendError(res, 400, message, ErrorCode.BAD_USER_INPUT, extensions);
+      }
+    }
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? "GET", headers, search: queryAt < 0 ? "" : url.slice(queryAt), body },
       context: async () => contextFor(req, auth.principal),
@@ -101,8 +113,8 @@ function readBody(req: IncomingMessage): Promise<BodyRead> {
 }
 
 /** A GraphQL-shaped error for failures before Apollo sees the request. */
-function sendError(res: ServerResponse, status: number, message: string, code: ErrorCode = ErrorCode.BAD_USER_INPUT): void {
+function sendError(res: ServerResponse, status: number, message: string, code: ErrorCode = ErrorCode.BAD_USER_INPUT, extensions: Record<string, unknown> = {}): void {
   res.statusCode = status;
   res.setHeader("content-type", "application/json; charset=utf-8");
-  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+  res.end(JSON.stringify({ errors: [{ message, extensions: { ...extensions, code } }] }));
 }
