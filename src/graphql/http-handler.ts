@@ -61,6 +61,7 @@ export function graphqlHttpHandler(
     }
     const url = req.url ?? "/";
     const queryAt = url.indexOf("?");
+    if (queryAt >= 0 && !percentEncodedUtf8(url.slice(queryAt + 1))) return sendError(res, 400, "The query string is not valid UTF-8 once percent-decoded");
     // Before Apollo parses it: parsing and validation recurse, and a deep enough document overflows the stack.
     const text = typeof (body as { query?: unknown } | undefined)?.query === "string" ? (body as { query: string }).query : queryAt < 0 ? null : new URLSearchParams(url.slice(queryAt)).get("query");
     if (text) {
@@ -86,6 +87,8 @@ export function graphqlHttpHandler(
   };
 }
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
 type BodyRead = { text: string } | { status: number; error: string };
 
 function readBody(req: IncomingMessage): Promise<BodyRead> {
@@ -107,9 +110,26 @@ function readBody(req: IncomingMessage): Promise<BodyRead> {
       }
       chunks.push(chunk);
     });
-    req.on("end", () => resolve({ text: Buffer.concat(chunks).toString("utf8") }));
+    req.on("end", () => {
+      // Strict: a body that is not UTF-8 is refused, never read with U+FFFD in place of its bytes.
+      try {
+        resolve({ text: STRICT_UTF8.decode(Buffer.concat(chunks)) });
+      } catch {
+        resolve({ status: 400, error: "The request body is not valid UTF-8" });
+      }
+    });
     req.on("error", () => resolve({ status: 400, error: "The request body could not be read" }));
   });
+}
+
+/** Whether every percent-encoded part of a query string decodes to UTF-8 (URLSearchParams would put U+FFFD in its place). */
+function percentEncodedUtf8(search: string): boolean {
+  try {
+    for (const part of search.split(/[&=]/)) decodeURIComponent(part.replaceAll("+", " "));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A GraphQL-shaped error for failures before Apollo sees the request. */
