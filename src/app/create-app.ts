@@ -66,7 +66,7 @@ export interface AppOverrides {
   /** Watch and metrics timings (tests shorten them). */
   clusterTuning?: ClusterTuning;
   /** Lease timing and identity of the history recorder (tests shorten and name them). */
-  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number };
+  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number };
   /** Events a subscription may have undelivered before its connection is closed. */
   subscriberQueue?: number;
   /** WebSocket ping interval; a peer that misses a pong for as long is dropped (12 s). */
@@ -202,6 +202,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         store: new HistoryStore(database),
         logger: logger.child({ component: "history" }),
         ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
+        ...(tuning.stallAfterMs !== undefined ? { stallAfterMs: tuning.stallAfterMs } : {}),
         lease: {
           namespace: config.history.leaseNamespace,
           // One Lease per installation (its database): replicas sharing a database share it,
@@ -297,10 +298,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
                   : { ok: false, detail: "syncing" };
             }
             const history = recorder!.status;
+            const stalled = recorder!.stalled();
             checks["history"] = {
-              ok: true,
-              ...(history.pending || history.dropped || !history.databaseUp
-                ? { detail: `${history.pending} observations buffered, ${history.dropped} dropped${history.databaseUp ? "" : ", database not writable"}` }
+              // A recorder whose writes keep failing while the database answers is stuck, not waiting out an outage.
+              ok: !stalled,
+              ...(history.pending || history.dropped || history.refused || !history.databaseUp
+                ? {
+                    detail: `${history.pending} observations buffered, ${history.dropped} dropped, ${history.refused} refused${history.databaseUp ? "" : ", database not writable"}${stalled ? `, no progress since ${stalled.toISOString()}` : ""}`,
+                  }
                 : {}),
             };
             return { ready: Object.values(checks).every((check) => check.ok), checks };
