@@ -23,6 +23,8 @@ import { AccessControl } from "./access-control.js";
 import type { UserInfo } from "./authentication.js";
 import { requestAttributes } from "./request-info.js";
 import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
+import { OpenApi } from "./openapi.js";
+import { pathNotFound } from "./status.js";
 
 export type { RequestRecord } from "./request.js";
 
@@ -42,6 +44,7 @@ export class ApiServer {
   readonly log: RequestRecord[] = [];
   readonly counts = new Map<string, number>();
   private readonly watches: WatchServer;
+  private readonly openapi = new OpenApi();
   /** Authentication, impersonation and authorization (enforced with `rbac`). */
   readonly access: AccessControl;
   /** host:port the server listens on, as discovery reports it. */
@@ -117,6 +120,9 @@ export class ApiServer {
   private route(req: IncomingMessage, res: ServerResponse, body: Buffer, record: RequestRecord, user: UserInfo): void {
     const url = new URL(req.url ?? "/", "http://sim");
     const method = req.method ?? "GET";
+    if (url.pathname === "/openapi/v3" || url.pathname.startsWith("/openapi/v3/")) {
+      return void this.serveOpenApi(url, res).catch((err) => this.fail(res, err));
+    }
     const route = resolveRoute(url, method, this.serverAddress);
     if (route.kind === "document") return send(this.cluster, res, 200, route.body);
     if (route.kind === "health") {
@@ -130,6 +136,14 @@ export class ApiServer {
     record.name = t.name ?? "";
     record.verb = route.verb;
     this.serveResource(t, route.verb, url.searchParams, req, res, body, user);
+  }
+
+  /** OpenAPI v3: the index, or one group-version's document (./openapi.ts). */
+  private async serveOpenApi(url: URL, res: ServerResponse): Promise<void> {
+    if (url.pathname === "/openapi/v3" || url.pathname === "/openapi/v3/") return send(this.cluster, res, 200, await this.openapi.index());
+    const doc = await this.openapi.document(url.pathname.slice("/openapi/v3/".length));
+    if (doc === undefined) throw pathNotFound();
+    send(this.cluster, res, 200, doc);
   }
 
   private serveResource(t: Target, verb: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, body: Buffer, user: UserInfo): void {
