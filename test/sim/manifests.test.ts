@@ -99,6 +99,18 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     assert.equal(r.stderr, 'The RoleBinding "shop-lease" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"cluster-admin"}: cannot change roleRef\n');
   });
 
+  test("a field the schema does not declare fails kubectl apply (fieldValidation=Strict) and is a warning with --validate=warn", async () => {
+    const file = join(sim.dir, "typo.yaml");
+    await writeFile(file, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typo, namespace: storefront}\nspec:\n  replicas: 1\n  replica: 2\n  selector: {matchLabels: {app: typo}}\n  template:\n    metadata: {labels: {app: typo}}\n    spec:\n      containers: [{name: a, image: x, resource: {}}]\n");
+    const strict = await kubectl("apply", "-f", file);
+    assert.equal(strict.code, 1);
+    assert.equal(strict.stderr, `Error from server (BadRequest): error when creating "${file}": Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica", unknown field "spec.template.spec.containers[0].resource"\n`);
+    assert.equal((await kubectl("get", "deployment", "typo", "-n", "storefront")).code, 1);
+    const warn = await kubectl("create", "-f", file, "--validate=warn");
+    assert.equal(warn.code, 0, warn.stderr);
+    assert.equal(warn.stderr, 'Warning: unknown field "spec.replica"\nWarning: unknown field "spec.template.spec.containers[0].resource"\n');
+  });
+
   test("kubectl create -f validates too, and explain reads the server's schemas", async () => {
     const file = join(sim.dir, "cm.yaml");
     await writeFile(file, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: storefront}\ndata: {a: b}\n");
