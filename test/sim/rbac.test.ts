@@ -72,8 +72,7 @@ describe("sim --rbac --tls with the real kubectl", () => {
   const apply = async (name: string, yaml: string): Promise<Run> => {
     const file = join(sim.dir, name);
     await writeFile(file, yaml);
-    // Until the simulator serves OpenAPI, kubectl cannot validate on its side.
-    return kubectl("apply", "--validate=false", "-f", file);
+    return kubectl("apply", "-f", file);
   };
 
   before(async () => {
