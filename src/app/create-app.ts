@@ -52,6 +52,7 @@ import { CapacityReports } from "../reports/capacity-service.js";
 import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
+import { ServiceMetrics } from "../observability/metrics.js";
 import { VERSION } from "../package-info.js";
 import type { AppProbes } from "./app-probes.js";
 import { serviceResolvers } from "./service-resolvers.js";
@@ -127,6 +128,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   };
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
+  const metrics = new ServiceMetrics();
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
@@ -171,7 +173,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const bound = await bindHttpPort(config.host, config.port);
       httpServer = bound;
       unlessStopped();
-      database = overrides.database ?? (await openDatabase(config.database));
+      database = metrics.observeDatabase(overrides.database ?? (await openDatabase(config.database)));
       logger.info({ database: database.description }, "database open");
       unlessStopped();
       await database.withConnection((connection) => migrate(connection, logger, undefined, abort.signal));
@@ -226,6 +228,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         logger: logger.child({ component: "maintenance" }),
         impersonate: config.auth.impersonate,
         defaultTimeoutSeconds: config.maintenance.drainTimeoutSeconds,
+        observe: (operation) => metrics.drainSeen(operation),
         ...(runnerIdentity ? { identity: runnerIdentity } : {}),
         tuning: maintenanceTuning,
       });
@@ -266,7 +269,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // would stop only Apollo, then kill the process again).
         stopOnTerminationSignals: false,
         // Cache control hooks every field resolution; nothing here is HTTP-cacheable anyway.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy)],
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
         // Said outright: Apollo's default turns it off when NODE_ENV is production.
         introspection: config.introspection !== false,
       });
@@ -282,6 +285,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
             contextFor,
           ),
+          metrics: metrics.handler((req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))),
           readiness: async () => {
             const up = await db.ping();
             const checks: Readiness["checks"] = { database: up ? { ok: true } : { ok: false, detail: "not answering" } };
@@ -337,7 +341,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         introspection: config.introspection !== false,
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
         ...(overrides.keepAliveMs !== undefined ? { keepAliveMs: overrides.keepAliveMs } : {}),
+        observe: (operation, errors, seconds) => metrics.operation(operation.name, operation.type, errors, seconds),
       });
+      const sockets = webSocket;
+      metrics.attach({ clusters: registry, recorder: recorder!, webSocketConnections: () => sockets.connectionCount(), subscriptions: () => hub?.subscriberCount ?? 0 });
       const { port } = httpServer.address() as AddressInfo;
       url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
       unlessStopped();

@@ -4,7 +4,7 @@ import type { KubeClient } from "./kube-client.js";
 import { MetricsPoller } from "./metrics-poller.js";
 import { NodeFactsCache } from "./node-facts-cache.js";
 import type { CachedNode, CachedPod, NodeUsageSample } from "./model.js";
-import { Reflector, type ReflectorSink } from "./reflector.js";
+import { Reflector, type ReflectorSink, type ReflectorState } from "./reflector.js";
 import { stripNode, stripPod } from "./strip.js";
 
 /** A node as it was before and after one observed change. */
@@ -118,6 +118,11 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(lastError ? { lastError } : {}),
       metricsAvailable: this.metrics.available,
     };
+  }
+
+  /** Each watch's counters and how many objects it holds (for /metrics). */
+  watchStates(): Record<"nodes" | "pods", ReflectorState & { cached: number }> {
+    return { nodes: { ...this.nodeReflector.state, cached: this.nodes.size }, pods: { ...this.podReflector.state, cached: this.pods.size } };
   }
 
   /** The nodes (not necessarily the pods) have been fully listed: enough for history. */

@@ -40,6 +40,8 @@ export interface MaintenanceServiceOptions {
   /** A drain's timeout when its options give none. */
   defaultTimeoutSeconds?: number;
   tuning?: MaintenanceTuning;
+  /** Sees every drain state this replica publishes (metrics count the final ones). */
+  observe?: (operation: DrainOperation) => void;
 }
 
 const MAX_REASON_LENGTH = 1_000;
@@ -328,6 +330,7 @@ export class MaintenanceService {
   }
 
   private async publish(operation: DrainOperation, maintenance: string[]): Promise<void> {
+    this.o.observe?.(operation);
     await this.o.pubsub
       .publish({ cluster: operation.cluster, node: operation.node, transitions: [], maintenance, drain: operation.id, from: this.identity, at: new Date().toISOString() })
       .catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not publish drain progress"));
