@@ -32,6 +32,9 @@ import { NodeChangeQueries } from "../history/node-change-queries.js";
 import { nodeChangeResolvers } from "../history/node-change-resolvers.js";
 import { HistoryRecorder } from "../history/history-recorder.js";
 import { HistoryRetention } from "../history/history-retention.js";
+import { NodeEventsRecorder } from "../history/node-events-recorder.js";
+import { nodeEventsResolvers } from "../history/node-events-resolvers.js";
+import { NodeEventsStore } from "../history/node-events-store.js";
 import { HistoryStore } from "../history/history-store.js";
 import { InventoryService } from "../inventory/inventory-service.js";
 import { PostgresPubSub } from "../pubsub/postgres-pubsub.js";
@@ -119,6 +122,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
+  let nodeEvents: NodeEventsRecorder | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<void> | undefined;
   // Set by a stop() during start(): start() checks it between its steps and winds back.
@@ -240,11 +244,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const leader = recorder;
       sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
       sampler.start();
+      // Node events follow the history lease too; they are written apart from node history (own queue, own table).
+      const nodeEventsStore = new NodeEventsStore(database, logger);
+      nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster) });
+      nodeEvents.start();
 
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
         nodeFactsResolvers(clusters),
+        nodeEventsResolvers(clusters, nodeEventsStore, historyClusterCheck(database, clusters)),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
         availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
@@ -370,7 +379,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
       ["trends", () => sampler?.stop()],
-      ["history", () => Promise.all([recorder?.stop(), retention?.stop()])],
+      ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
       ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],
