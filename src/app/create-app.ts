@@ -49,6 +49,8 @@ import { createLogger, type Logger } from "../log/logger.js";
 import { DrainStore } from "../maintenance/drain-store.js";
 import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
 import { drainListResolvers } from "../maintenance/drain-list-resolvers.js";
+import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
+import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -263,6 +265,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // Node facts (issue 15): node changes, labels and taints, drains listed.
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
+        nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
       ]);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
       const gateway = compiledExecutorGateway(schema);

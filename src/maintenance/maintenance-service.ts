@@ -369,14 +369,14 @@ export class MaintenanceService {
   }
 }
 
-function checkReason(reason: string | null | undefined): string | null {
+export function checkReason(reason: string | null | undefined): string | null {
   const text = reason?.trim() || null;
   if (text && text.length > MAX_REASON_LENGTH) throw new AppError(ErrorCode.BAD_USER_INPUT, `reason is longer than ${MAX_REASON_LENGTH} characters`);
   return text;
 }
 
 /** A Kubernetes call on behalf of a caller: its refusals become contract errors. */
-async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
+export async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
