@@ -109,9 +109,18 @@ export class HistoryStore {
         }
         return { transitions: writtenTransitions.length, changes: writtenChanges.length, maintenance: writtenEvents.length, notices: [...notices.values()], refused };
       },
-      { timeout: 30_000, maxWait: 30_000 },
+      { timeout: transactionTimeoutMs(observations.length), maxWait: 30_000 },
     );
   }
+}
+
+/**
+ * How long one cluster's batch may hold its transaction. A reconcile writes every node of a
+ * cluster at once (5,000 nodes are ~15,000 rows), which on a busy database took over Prisma's
+ * 30 s default; the bound still ends a transaction that hangs, and grows with the batch.
+ */
+function transactionTimeoutMs(observations: number): number {
+  return 30_000 + 25 * observations;
 }
 
 /**
