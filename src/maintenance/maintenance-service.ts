@@ -170,7 +170,9 @@ export class MaintenanceService {
       drainEvent(op, "DRAIN_CANCELLED", { actor: principal.subject, detail: op.message }),
     );
     if (!ended) {
-      const now = await this.get(id);
+      // The database, not this replica's runner: a runner just cancelled may not have ended yet,
+      // and its last visible state still says RUNNING.
+      const now = await this.o.store.get(id);
       if (now?.status === "CANCELLED") return now;
       throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${now?.status ?? "unknown"}`);
     }
