@@ -241,6 +241,47 @@ subjects: [{kind: ServiceAccount, name: node-inventory, namespace: node-inventor
     assert.match(asJoe.stderr, /users "joe" is forbidden: User "system:serviceaccount:node-inventory:node-inventory" cannot impersonate resource "users"/);
   });
 
+  test("a Role may only grant what its writer holds, a binding only bind what its writer holds (no escalation)", async () => {
+    await apply("role-writer.yaml", `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: role-writer, namespace: node-inventory}
+rules:
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [create, get, update, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: role-writer, namespace: node-inventory}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role-writer}
+subjects: [{kind: ServiceAccount, name: node-inventory}]
+`);
+    const role = (name: string, resource: string) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: "node-inventory" }, rules: [{ apiGroups: [resource === "leases" ? "coordination.k8s.io" : ""], resources: [resource], verbs: ["get"] }] });
+    const post = (path: string, body: object) => client.request("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/node-inventory/${path}`, { token, body });
+    assert.equal((await post("roles", role("lease-reader", "leases"))).status, 201);
+    const escalating = await post("roles", role("secret-reader", "secrets"));
+    assert.equal(escalating.status, 403);
+    assert.deepEqual(JSON.parse(escalating.text), {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: `roles.rbac.authorization.k8s.io "secret-reader" is forbidden: user "${SA}" (groups=["system:serviceaccounts" "system:serviceaccounts:node-inventory" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}`,
+      reason: "Forbidden",
+      details: { name: "secret-reader", group: "rbac.authorization.k8s.io", kind: "roles" },
+      code: 403,
+    });
+    const binding = (name: string, kind: string, roleName: string) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name, namespace: "node-inventory" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name: roleName }, subjects: [{ kind: "User", name: "jane" }] });
+    assert.equal((await post("rolebindings", binding("jane-leases", "Role", "lease-reader"))).status, 201);
+    const admin = await post("rolebindings", binding("jane-admin", "ClusterRole", "cluster-admin"));
+    assert.equal(admin.status, 403);
+    assert.match(JSON.parse(admin.text).message, /^rolebindings\.rbac\.authorization\.k8s\.io "jane-admin" is forbidden: user "system:serviceaccount:node-inventory:node-inventory" \(groups=\[.*\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}\n\{NonResourceURLs:\["\*"\], Verbs:\["\*"\]\}$/);
+    // The administrator holds everything: it may grant anything.
+    // (kubectl create rolebinding would send protobuf, which the simulator does not read: apply sends JSON.)
+    const granted = await apply("jane-admin.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: jane-admin, namespace: node-inventory}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: User, name: jane}]\n");
+    assert.equal(granted.code, 0, granted.stderr);
+  });
+
   test("deleting the ServiceAccount ends its tokens (401)", async () => {
     assert.equal((await asSa("auth", "whoami", "-o", "name")).code, 0);
     await kubectl("delete", "serviceaccount", "node-inventory", "-n", "node-inventory");

@@ -14,7 +14,7 @@ import { resolveRoute } from "./routing.js";
 import { refusal, type ServerIdentity } from "./request-guards.js";
 import { serveGet, serveList } from "./list.js";
 import { WatchServer } from "./watch.js";
-import { serveCreate, serveDelete, servePatch, serveUpdate } from "./writes.js";
+import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
 import { send, type RequestRecord, type Target } from "./request.js";
@@ -153,6 +153,11 @@ export class ApiServer {
     this.serveResource(t, route.verb, url.searchParams, req, res, body, user);
   }
 
+  /** The write admission for `user`: RBAC's escalation prevention on roles and bindings (./access-control.ts). */
+  private admitFor(user: UserInfo): Admit {
+    return (t, obj) => this.access.admitRbacWrite(user, t.def, obj);
+  }
+
   /** Unknown fields of the body: 400 under Strict, a Warning header each under Warn (./field-validation.ts). */
   private validateFields(t: Target, contentType: string, body: Buffer, res: ServerResponse): void {
     const v = this.fieldValidation!;
@@ -204,13 +209,13 @@ export class ApiServer {
       case "create":
         if (t.subresource === "eviction") return serveEviction(c, t, body, res);
         if (t.name) throw methodNotAllowed();
-        return serveCreate(c, t, q, body, res);
+        return serveCreate(c, t, q, body, res, this.admitFor(user));
       case "update":
         if (!t.name) throw methodNotAllowed();
-        return serveUpdate(c, t, q, body, res);
+        return serveUpdate(c, t, q, body, res, this.admitFor(user));
       case "patch":
         if (!t.name) throw methodNotAllowed();
-        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res);
+        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, this.admitFor(user));
       case "delete":
         return serveDelete(c, t, q, body, res);
       case "deletecollection":
