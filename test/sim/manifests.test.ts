@@ -101,6 +101,31 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     assert.match((await kubectl("get", "rolebinding", "shop-lease", "-n", "storefront", "-o", "wide")).stdout, /storefront\/shop\n$/);
   });
 
+  test("kubectl create of secrets, configmaps, services, roles, bindings and PDBs (protobuf bodies) stores what was asked", async () => {
+    const ns = ["-n", "storefront"];
+    const created = [
+      await kubectl("create", "secret", "generic", "db", "--from-literal=url=postgres://app@db/app", ...ns),
+      await kubectl("create", "configmap", "settings", "--from-literal=mode=fast", ...ns),
+      await kubectl("create", "service", "clusterip", "api", "--tcp=80:8080", ...ns),
+      await kubectl("create", "role", "pod-reader", "--verb=get,list", "--resource=pods", "--resource-name=one", ...ns),
+      await kubectl("create", "rolebinding", "pod-reader", "--role=pod-reader", "--user=jane", "--serviceaccount=storefront:shop", ...ns),
+      await kubectl("create", "clusterrolebinding", "shop-view", "--clusterrole=shop-nodes", "--group=viewers"),
+      await kubectl("create", "pdb", "api", "--selector=app=api", "--min-available=50%", ...ns),
+    ];
+    for (const r of created) assert.equal(r.code, 0, r.stderr);
+    const get = async (what: string, path: string) => (await kubectl("get", what, "-n", "storefront", "-o", `jsonpath=${path}`)).stdout;
+    assert.equal(Buffer.from(await get("secret/db", "{.data.url}"), "base64").toString(), "postgres://app@db/app");
+    assert.equal(await get("secret/db", "{.type}"), "Opaque");
+    assert.equal(await get("configmap/settings", "{.data}"), '{"mode":"fast"}');
+    assert.equal(await get("service/api", "{.spec.ports}"), '[{"name":"80-8080","port":80,"protocol":"TCP","targetPort":8080}]');
+    assert.equal(await get("role/pod-reader", "{.rules}"), '[{"apiGroups":[""],"resourceNames":["one"],"resources":["pods"],"verbs":["get","list"]}]');
+    assert.equal(await get("rolebinding/pod-reader", "{.roleRef.kind}/{.roleRef.name} {.subjects}"), 'Role/pod-reader [{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"jane"},{"kind":"ServiceAccount","name":"shop","namespace":"storefront"}]');
+    assert.equal((await kubectl("get", "clusterrolebinding", "shop-view", "-o", "jsonpath={.subjects}")).stdout, '[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"viewers"}]');
+    assert.equal(await get("pdb/api", "{.spec.minAvailable} {.spec.selector.matchLabels}"), '50% {"app":"api"}');
+    assert.equal((await kubectl("auth", "can-i", "get", "pods/one", "-n", "storefront", "--as", "jane")).stdout, "yes\n");
+    assert.equal((await kubectl("auth", "can-i", "get", "pods/two", "-n", "storefront", "--as", "jane")).stdout, "no\n");
+  });
+
   test("a binding's roleRef cannot change, as the apiserver refuses it", async () => {
     const file = join(sim.dir, "rebind.yaml");
     await writeFile(file, "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: shop-lease, namespace: storefront}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: shop}]\n");

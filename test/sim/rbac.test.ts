@@ -277,8 +277,7 @@ subjects: [{kind: ServiceAccount, name: node-inventory}]
     assert.equal(admin.status, 403);
     assert.match(JSON.parse(admin.text).message, /^rolebindings\.rbac\.authorization\.k8s\.io "jane-admin" is forbidden: user "system:serviceaccount:node-inventory:node-inventory" \(groups=\[.*\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}\n\{NonResourceURLs:\["\*"\], Verbs:\["\*"\]\}$/);
     // The administrator holds everything: it may grant anything.
-    // (kubectl create rolebinding would send protobuf, which the simulator does not read: apply sends JSON.)
-    const granted = await apply("jane-admin.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: jane-admin, namespace: node-inventory}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: User, name: jane}]\n");
+    const granted = await kubectl("create", "rolebinding", "jane-admin", "--clusterrole=cluster-admin", "--user=jane", "-n", "node-inventory");
     assert.equal(granted.code, 0, granted.stderr);
   });
 

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimCluster } from "../cluster.js";
 import { badRequest, methodNotAllowed, toApiError } from "./status.js";
 import { resolveRoute } from "./routing.js";
-import { refusal, type ServerIdentity } from "./request-guards.js";
+import { mediaType, refusal, type ServerIdentity } from "./request-guards.js";
 import { serveGet, serveList } from "./list.js";
 import { WatchServer } from "./watch.js";
 import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
@@ -24,6 +24,7 @@ import type { UserInfo } from "./authentication.js";
 import { requestAttributes } from "./request-info.js";
 import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
 import { OpenApi } from "./openapi.js";
+import { PROTOBUF, protobufToJson } from "./protobuf.js";
 import { pathNotFound } from "./status.js";
 import { strictMessage, unknownFields, warnings } from "./field-validation.js";
 
@@ -81,10 +82,12 @@ export class ApiServer {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       try {
-        const body = Buffer.concat(chunks);
+        let body: Buffer = Buffer.concat(chunks);
         // Guards first: a refused request does nothing at all, not even a tick.
         const refused = refusal({ method: req.method ?? "GET", headers: req.headers, bodyLength: body.length }, this.identity);
         if (refused) throw refused;
+        // kubectl's typed clients send protobuf; the handlers read JSON.
+        if (mediaType(req.headers["content-type"]) === PROTOBUF) body = protobufToJson(body);
         this.cluster.tick();
         // Then who is asking and whether they may, from the URL alone (403 comes before 404).
         const url = new URL(req.url ?? "/", "http://sim");
