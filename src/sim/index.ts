@@ -27,6 +27,7 @@ import { ApiServer, type RequestRecord } from "./apiserver/api-server.js";
 import { kubeconfigYaml } from "./kubeconfig.js";
 import { selfSignedCertificate } from "./tls.js";
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from "./apiserver/bootstrap-policy.js";
+import { ServiceAccountController } from "./controllers/service-account.js";
 
 export { SimCluster, R } from "./cluster.js";
 export type { RequestRecord } from "./apiserver/api-server.js";
@@ -108,6 +109,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (rbac) {
     for (const role of BOOTSTRAP_CLUSTER_ROLES) cluster.create(R.clusterroles, structuredClone(role));
     for (const binding of BOOTSTRAP_CLUSTER_ROLE_BINDINGS) cluster.create(R.clusterrolebindings, structuredClone(binding));
+    new ServiceAccountController(cluster).start();
   }
   const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", rbac, ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}) });
   const adminToken = router.access.authenticator.adminToken;

@@ -143,6 +143,11 @@ describe("sim --rbac --tls with the real kubectl", () => {
     const short = await kubectl("create", "token", "node-inventory", "-n", "node-inventory", "--duration=5m");
     assert.equal(short.code, 1);
     assert.equal(short.stderr, 'error: failed to create token: TokenRequest.authentication.k8s.io "node-inventory" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes\n');
+    // Every namespace has its default ServiceAccount, the generated ones and the one just created.
+    const defaults = await kubectl("get", "serviceaccounts", "-A", "--field-selector", "metadata.name=default", "-o", "jsonpath={.items[*].metadata.namespace}");
+    assert.ok(defaults.stdout.split(" ").includes("kube-system") && defaults.stdout.split(" ").includes("node-inventory"), defaults.stdout);
+    const byDefault = await runKubectl(sim.kubeconfig, ["--token", (await kubectl("create", "token", "default", "-n", "node-inventory")).stdout.trim(), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+    assert.equal(byDefault.stdout, "system:serviceaccount:node-inventory:default");
     const missing = await kubectl("create", "token", "nobody", "-n", "node-inventory");
     assert.equal(missing.stderr, 'error: failed to create token: serviceaccounts "nobody" not found\n');
   });
