@@ -286,6 +286,28 @@ subjects: [{kind: ServiceAccount, name: node-inventory}]
     assert.equal(granted.code, 0, granted.stderr);
   });
 
+  test("a deleted namespace is Terminating, refuses new content, then goes with everything in it (and its tokens)", async () => {
+    assert.equal((await kubectl("create", "namespace", "doomed")).code, 0);
+    assert.equal((await kubectl("create", "serviceaccount", "app", "-n", "doomed")).code, 0);
+    const appToken = (await kubectl("create", "token", "app", "-n", "doomed")).stdout.trim();
+    assert.equal((await runKubectl(sim.kubeconfig, ["--token", appToken, "auth", "whoami", "-o", "name"])).code, 0);
+    const gone = await kubectl("delete", "namespace", "doomed", "--wait=false");
+    assert.equal(gone.stdout, 'namespace "doomed" deleted\n');
+    assert.equal((await kubectl("get", "namespace", "doomed", "-o", "jsonpath={.status.phase}")).stdout, "Terminating");
+    const late = await client.request("POST", "/api/v1/namespaces/doomed/configmaps", { body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "late" } } });
+    assert.equal(late.status, 403);
+    assert.equal(JSON.parse(late.text).message, "configmaps is forbidden: unable to create new content in namespace doomed because it is being terminated");
+    assert.deepEqual(JSON.parse(late.text).details.causes, [{ reason: "NamespaceTerminating", message: "namespace doomed is being terminated", field: "metadata.namespace" }]);
+    // kubectl delete waits for the namespace to go, as against a real cluster.
+    const wait = await kubectl("wait", "--for=delete", "namespace/doomed", "--timeout=60s");
+    assert.equal(wait.code, 0, wait.stderr);
+    assert.equal((await kubectl("get", "serviceaccounts", "-n", "doomed", "-o", "name")).stdout, "");
+    assert.equal((await runKubectl(sim.kubeconfig, ["--token", appToken, "get", "nodes"])).stderr, "error: You must be logged in to the server (Unauthorized)\n");
+    const nowhere = await client.request("POST", "/api/v1/namespaces/nowhere/configmaps", { body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } } });
+    assert.equal(nowhere.status, 404);
+    assert.equal(JSON.parse(nowhere.text).message, 'namespaces "nowhere" not found');
+  });
+
   test("deleting the ServiceAccount ends its tokens (401)", async () => {
     assert.equal((await asSa("auth", "whoami", "-o", "name")).code, 0);
     await kubectl("delete", "serviceaccount", "node-inventory", "-n", "node-inventory");

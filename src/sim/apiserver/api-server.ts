@@ -17,7 +17,7 @@ import { WatchServer } from "./watch.js";
 import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
-import { send, type RequestRecord, type Target } from "./request.js";
+import { entryOf, send, type RequestRecord, type Target } from "./request.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
 import { AccessControl } from "./access-control.js";
 import type { UserInfo } from "./authentication.js";
@@ -25,7 +25,8 @@ import { requestAttributes } from "./request-info.js";
 import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
 import { OpenApi } from "./openapi.js";
 import { PROTOBUF, protobufToJson } from "./protobuf.js";
-import { pathNotFound } from "./status.js";
+import { forbidden, notFound, pathNotFound, qualified } from "./status.js";
+import { R } from "../storage-names.js";
 import { strictMessage, unknownFields, warnings } from "./field-validation.js";
 
 export type { RequestRecord } from "./request.js";
@@ -37,6 +38,8 @@ export interface ApiServerOptions extends Partial<ServerIdentity> {
   logSize?: number;
   /** Authenticate every request by bearer token and authorise it by RBAC (`sim --rbac`). */
   rbac?: boolean;
+  /** Namespace deletion and NamespaceLifecycle admission (given under `--rbac`): DELETE marks a namespace Terminating. */
+  namespaces?: { terminate(name: string): void };
 }
 
 const DEFAULT_LOG_SIZE = 5000;
@@ -156,6 +159,18 @@ export class ApiServer {
     this.serveResource(t, route.verb, url.searchParams, req, res, body, user);
   }
 
+  /** NamespaceLifecycle: nothing is created in a namespace that does not exist or is being terminated. */
+  private admitNamespace(t: Target): void {
+    if (!this.options.namespaces || !t.namespace) return;
+    const ns = this.cluster.store.get(R.namespaces, t.namespace);
+    if (!ns) throw notFound("namespaces", "", t.namespace);
+    if (ns.obj.metadata.deletionTimestamp) {
+      const e = forbidden(`${qualified(t.def.resource, t.def.group)}${t.name ? ` ${JSON.stringify(t.name)}` : ""} is forbidden: unable to create new content in namespace ${t.namespace} because it is being terminated`);
+      e.status.details = { ...(t.name ? { name: t.name } : {}), ...(t.def.group ? { group: t.def.group } : {}), kind: t.def.resource, causes: [{ reason: "NamespaceTerminating", message: `namespace ${t.namespace} is being terminated`, field: "metadata.namespace" }] };
+      throw e;
+    }
+  }
+
   /** The write admission for `user`: RBAC's escalation prevention on roles and bindings (./access-control.ts). */
   private admitFor(user: UserInfo): Admit {
     return (t, obj) => this.access.admitRbacWrite(user, t.def, obj);
@@ -210,6 +225,7 @@ export class ApiServer {
       case "watch":
         return this.watches.serve(t, q, req, res);
       case "create":
+        this.admitNamespace(t);
         if (t.subresource === "eviction") return serveEviction(c, t, body, res);
         if (t.name) throw methodNotAllowed();
         return serveCreate(c, t, q, body, res, this.admitFor(user));
@@ -220,6 +236,12 @@ export class ApiServer {
         if (!t.name) throw methodNotAllowed();
         return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, this.admitFor(user));
       case "delete":
+        if (this.options.namespaces && t.def.kind === "Namespace" && t.name && !t.subresource) {
+          entryOf(c, t);
+          this.options.namespaces.terminate(t.name);
+          c.tick();
+          return send(c, res, 200, entryOf(c, t).json);
+        }
         return serveDelete(c, t, q, body, res);
       case "deletecollection":
         throw methodNotAllowed("deletecollection is not supported by the simulator");
