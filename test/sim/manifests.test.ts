@@ -165,4 +165,15 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     const rules = await kubectl("explain", "clusterrole.rules.verbs");
     assert.match(rules.stdout, /^GROUP:\s+rbac\.authorization\.k8s\.io\nKIND:\s+ClusterRole\n/);
   });
+
+  test("kubectl delete -k uninstalls it all: the namespace goes with what the manifests did not list", async () => {
+    const r = await kubectl("delete", "-k", APP);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^namespace "storefront" deleted$/m);
+    assert.match(r.stdout, /^clusterrolebinding\.rbac\.authorization\.k8s\.io "shop-nodes" deleted$/m);
+    assert.equal((await kubectl("get", "namespace", "storefront")).stderr, 'Error from server (NotFound): namespaces "storefront" not found\n');
+    // The Secret and ConfigMap kubectl create made (not in the manifests) went with the namespace.
+    assert.equal((await client.request("GET", "/api/v1/namespaces/storefront/secrets/db")).status, 404);
+    assert.equal((await kubectl("get", "clusterrole", "shop-nodes", "-o", "name")).code, 1);
+  });
 });
