@@ -27,6 +27,8 @@ import { ApiServer, type RequestRecord } from "./apiserver/api-server.js";
 import { kubeconfigYaml } from "./kubeconfig.js";
 import { selfSignedCertificate } from "./tls.js";
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from "./apiserver/bootstrap-policy.js";
+import { ServiceAccountController } from "./controllers/service-account.js";
+import { NamespaceController } from "./controllers/namespace.js";
 
 export { SimCluster, R } from "./cluster.js";
 export type { RequestRecord } from "./apiserver/api-server.js";
@@ -108,8 +110,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (rbac) {
     for (const role of BOOTSTRAP_CLUSTER_ROLES) cluster.create(R.clusterroles, structuredClone(role));
     for (const binding of BOOTSTRAP_CLUSTER_ROLE_BINDINGS) cluster.create(R.clusterrolebindings, structuredClone(binding));
+    new ServiceAccountController(cluster).start();
   }
-  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", rbac, ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}) });
+  const namespaces = rbac ? new NamespaceController(cluster) : undefined;
+  namespaces?.start();
+  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", rbac, ...(namespaces ? { namespaces } : {}), ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}) });
   const adminToken = router.access.authenticator.adminToken;
   const tls = options.tls ? selfSignedCertificate(host) : undefined;
   const server: Server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, router.handle) : createServer(router.handle);

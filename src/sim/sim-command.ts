@@ -24,7 +24,9 @@ Options:
   --tls                 serve HTTPS with a self-signed certificate
   --rbac                enforce bearer-token authentication (401) and RBAC
                         authorization (403) as a real apiserver does; the
-                        kubeconfig's user is an administrator (cluster-admin)
+                        kubeconfig's user is an administrator (cluster-admin);
+                        use with --tls (kubectl leaves the token out of some
+                        requests over plain HTTP)
   --help                show this help
 `;
 

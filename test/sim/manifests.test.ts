@@ -93,12 +93,39 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
   test("kubectl get prints the apiserver's columns for the stored kinds", async () => {
     const rows = async (...args: string[]) => (await kubectl("get", ...args)).stdout.trim().split("\n").map((l) => l.trim().split(/\s{2,}/));
     const svc = JSON.parse((await kubectl("get", "service", "shop", "-n", "storefront", "-o", "json")).stdout);
-    assert.deepEqual(await rows("service", "-n", "storefront"), [["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"], ["shop", "ClusterIP", svc.spec.clusterIP, "<none>", "80/TCP", (await rows("service", "-n", "storefront"))[1]![5]!]]);
+    const services = await rows("service", "-n", "storefront");
+    assert.deepEqual(services[0], ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]);
+    assert.deepEqual(services.slice(1).map((r) => r.slice(0, 5)), [["shop", "ClusterIP", svc.spec.clusterIP, "<none>", "80/TCP"]]);
     assert.deepEqual((await rows("secrets", "-n", "storefront"))[0], ["NAME", "TYPE", "DATA", "AGE"]);
     assert.deepEqual((await rows("secrets", "-n", "storefront"))[1]!.slice(1, 3), ["Opaque", "1"]);
     assert.deepEqual((await rows("networkpolicy", "-n", "storefront"))[1]!.slice(0, 2), ["shop", "app=shop"]);
     assert.deepEqual((await rows("rolebinding", "shop-lease", "-n", "storefront", "-o", "wide"))[1]!.slice(0, 2), ["shop-lease", "Role/shop-lease"]);
     assert.match((await kubectl("get", "rolebinding", "shop-lease", "-n", "storefront", "-o", "wide")).stdout, /storefront\/shop\n$/);
+  });
+
+  test("kubectl create of secrets, configmaps, services, roles, bindings and PDBs (protobuf bodies) stores what was asked", async () => {
+    const ns = ["-n", "storefront"];
+    const created = [
+      await kubectl("create", "secret", "generic", "db", "--from-literal=url=postgres://app@db/app", ...ns),
+      await kubectl("create", "configmap", "settings", "--from-literal=mode=fast", ...ns),
+      await kubectl("create", "service", "clusterip", "api", "--tcp=80:8080", ...ns),
+      await kubectl("create", "role", "pod-reader", "--verb=get,list", "--resource=pods", "--resource-name=one", ...ns),
+      await kubectl("create", "rolebinding", "pod-reader", "--role=pod-reader", "--user=jane", "--serviceaccount=storefront:shop", ...ns),
+      await kubectl("create", "clusterrolebinding", "shop-view", "--clusterrole=shop-nodes", "--group=viewers"),
+      await kubectl("create", "pdb", "api", "--selector=app=api", "--min-available=50%", ...ns),
+    ];
+    for (const r of created) assert.equal(r.code, 0, r.stderr);
+    const get = async (what: string, path: string) => (await kubectl("get", what, "-n", "storefront", "-o", `jsonpath=${path}`)).stdout;
+    assert.equal(Buffer.from(await get("secret/db", "{.data.url}"), "base64").toString(), "postgres://app@db/app");
+    assert.equal(await get("secret/db", "{.type}"), "Opaque");
+    assert.equal(await get("configmap/settings", "{.data}"), '{"mode":"fast"}');
+    assert.equal(await get("service/api", "{.spec.ports}"), '[{"name":"80-8080","port":80,"protocol":"TCP","targetPort":8080}]');
+    assert.equal(await get("role/pod-reader", "{.rules}"), '[{"apiGroups":[""],"resourceNames":["one"],"resources":["pods"],"verbs":["get","list"]}]');
+    assert.equal(await get("rolebinding/pod-reader", "{.roleRef.kind}/{.roleRef.name} {.subjects}"), 'Role/pod-reader [{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"jane"},{"kind":"ServiceAccount","name":"shop","namespace":"storefront"}]');
+    assert.equal((await kubectl("get", "clusterrolebinding", "shop-view", "-o", "jsonpath={.subjects}")).stdout, '[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"viewers"}]');
+    assert.equal(await get("pdb/api", "{.spec.minAvailable} {.spec.selector.matchLabels}"), '50% {"app":"api"}');
+    assert.equal((await kubectl("auth", "can-i", "get", "pods/one", "-n", "storefront", "--as", "jane")).stdout, "yes\n");
+    assert.equal((await kubectl("auth", "can-i", "get", "pods/two", "-n", "storefront", "--as", "jane")).stdout, "no\n");
   });
 
   test("a binding's roleRef cannot change, as the apiserver refuses it", async () => {
@@ -137,5 +164,16 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     assert.match(taints.stdout, /^ {2}effect\t<string> -required-$/m);
     const rules = await kubectl("explain", "clusterrole.rules.verbs");
     assert.match(rules.stdout, /^GROUP:\s+rbac\.authorization\.k8s\.io\nKIND:\s+ClusterRole\n/);
+  });
+
+  test("kubectl delete -k uninstalls it all: the namespace goes with what the manifests did not list", async () => {
+    const r = await kubectl("delete", "-k", APP);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^namespace "storefront" deleted$/m);
+    assert.match(r.stdout, /^clusterrolebinding\.rbac\.authorization\.k8s\.io "shop-nodes" deleted$/m);
+    assert.equal((await kubectl("get", "namespace", "storefront")).stderr, 'Error from server (NotFound): namespaces "storefront" not found\n');
+    // The Secret and ConfigMap kubectl create made (not in the manifests) went with the namespace.
+    assert.equal((await client.request("GET", "/api/v1/namespaces/storefront/secrets/db")).status, 404);
+    assert.equal((await kubectl("get", "clusterrole", "shop-nodes", "-o", "name")).code, 1);
   });
 });

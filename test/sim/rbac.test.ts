@@ -143,6 +143,11 @@ describe("sim --rbac --tls with the real kubectl", () => {
     const short = await kubectl("create", "token", "node-inventory", "-n", "node-inventory", "--duration=5m");
     assert.equal(short.code, 1);
     assert.equal(short.stderr, 'error: failed to create token: TokenRequest.authentication.k8s.io "node-inventory" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes\n');
+    // Every namespace has its default ServiceAccount, the generated ones and the one just created.
+    const defaults = await kubectl("get", "serviceaccounts", "-A", "--field-selector", "metadata.name=default", "-o", "jsonpath={.items[*].metadata.namespace}");
+    assert.ok(defaults.stdout.split(" ").includes("kube-system") && defaults.stdout.split(" ").includes("node-inventory"), defaults.stdout);
+    const byDefault = await runKubectl(sim.kubeconfig, ["--token", (await kubectl("create", "token", "default", "-n", "node-inventory")).stdout.trim(), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+    assert.equal(byDefault.stdout, "system:serviceaccount:node-inventory:default");
     const missing = await kubectl("create", "token", "nobody", "-n", "node-inventory");
     assert.equal(missing.stderr, 'error: failed to create token: serviceaccounts "nobody" not found\n');
   });
@@ -239,6 +244,68 @@ subjects: [{kind: ServiceAccount, name: node-inventory, namespace: node-inventor
     assert.equal(asJane.stderr, 'Error from server (Forbidden): nodes is forbidden: User "jane" cannot list resource "nodes" in API group "" at the cluster scope\n');
     const asJoe = await asSa("get", "nodes", "--as", "joe");
     assert.match(asJoe.stderr, /users "joe" is forbidden: User "system:serviceaccount:node-inventory:node-inventory" cannot impersonate resource "users"/);
+  });
+
+  test("a Role may only grant what its writer holds, a binding only bind what its writer holds (no escalation)", async () => {
+    await apply("role-writer.yaml", `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: role-writer, namespace: node-inventory}
+rules:
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [create, get, update, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: role-writer, namespace: node-inventory}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role-writer}
+subjects: [{kind: ServiceAccount, name: node-inventory}]
+`);
+    const role = (name: string, resource: string) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: "node-inventory" }, rules: [{ apiGroups: [resource === "leases" ? "coordination.k8s.io" : ""], resources: [resource], verbs: ["get"] }] });
+    const post = (path: string, body: object) => client.request("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/node-inventory/${path}`, { token, body });
+    assert.equal((await post("roles", role("lease-reader", "leases"))).status, 201);
+    const escalating = await post("roles", role("secret-reader", "secrets"));
+    assert.equal(escalating.status, 403);
+    assert.deepEqual(JSON.parse(escalating.text), {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: `roles.rbac.authorization.k8s.io "secret-reader" is forbidden: user "${SA}" (groups=["system:serviceaccounts" "system:serviceaccounts:node-inventory" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}`,
+      reason: "Forbidden",
+      details: { name: "secret-reader", group: "rbac.authorization.k8s.io", kind: "roles" },
+      code: 403,
+    });
+    const binding = (name: string, kind: string, roleName: string) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name, namespace: "node-inventory" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name: roleName }, subjects: [{ kind: "User", name: "jane" }] });
+    assert.equal((await post("rolebindings", binding("jane-leases", "Role", "lease-reader"))).status, 201);
+    const admin = await post("rolebindings", binding("jane-admin", "ClusterRole", "cluster-admin"));
+    assert.equal(admin.status, 403);
+    assert.match(JSON.parse(admin.text).message, /^rolebindings\.rbac\.authorization\.k8s\.io "jane-admin" is forbidden: user "system:serviceaccount:node-inventory:node-inventory" \(groups=\[.*\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}\n\{NonResourceURLs:\["\*"\], Verbs:\["\*"\]\}$/);
+    // The administrator holds everything: it may grant anything.
+    const granted = await kubectl("create", "rolebinding", "jane-admin", "--clusterrole=cluster-admin", "--user=jane", "-n", "node-inventory");
+    assert.equal(granted.code, 0, granted.stderr);
+  });
+
+  test("a deleted namespace is Terminating, refuses new content, then goes with everything in it (and its tokens)", async () => {
+    assert.equal((await kubectl("create", "namespace", "doomed")).code, 0);
+    assert.equal((await kubectl("create", "serviceaccount", "app", "-n", "doomed")).code, 0);
+    const appToken = (await kubectl("create", "token", "app", "-n", "doomed")).stdout.trim();
+    assert.equal((await runKubectl(sim.kubeconfig, ["--token", appToken, "auth", "whoami", "-o", "name"])).code, 0);
+    const gone = await kubectl("delete", "namespace", "doomed", "--wait=false");
+    assert.equal(gone.stdout, 'namespace "doomed" deleted\n');
+    assert.equal((await kubectl("get", "namespace", "doomed", "-o", "jsonpath={.status.phase}")).stdout, "Terminating");
+    const late = await client.request("POST", "/api/v1/namespaces/doomed/configmaps", { body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "late" } } });
+    assert.equal(late.status, 403);
+    assert.equal(JSON.parse(late.text).message, "configmaps is forbidden: unable to create new content in namespace doomed because it is being terminated");
+    assert.deepEqual(JSON.parse(late.text).details.causes, [{ reason: "NamespaceTerminating", message: "namespace doomed is being terminated", field: "metadata.namespace" }]);
+    // kubectl delete waits for the namespace to go, as against a real cluster.
+    const wait = await kubectl("wait", "--for=delete", "namespace/doomed", "--timeout=60s");
+    assert.equal(wait.code, 0, wait.stderr);
+    assert.equal((await kubectl("get", "serviceaccounts", "-n", "doomed", "-o", "name")).stdout, "");
+    assert.equal((await runKubectl(sim.kubeconfig, ["--token", appToken, "get", "nodes"])).stderr, "error: You must be logged in to the server (Unauthorized)\n");
+    const nowhere = await client.request("POST", "/api/v1/namespaces/nowhere/configmaps", { body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } } });
+    assert.equal(nowhere.status, 404);
+    assert.equal(JSON.parse(nowhere.text).message, 'namespaces "nowhere" not found');
   });
 
   test("deleting the ServiceAccount ends its tokens (401)", async () => {

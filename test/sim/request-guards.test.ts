@@ -96,7 +96,7 @@ describe("the embedded simulator of a service with a tokens file", () => {
     const path = `/api/v1/namespaces/shop/pods/${pod.metadata.name}/eviction`;
     const plain = await send(simUrl, "POST", path, { host: own, "content-type": "text/plain" }, evictionOf(pod.metadata.name, "shop"));
     assert.equal(plain.status, 415);
-    assert.deepEqual(plain.body, unsupported("application/json"));
+    assert.deepEqual(plain.body, unsupported("application/json, application/vnd.kubernetes.protobuf"));
     const untyped = await send(simUrl, "POST", path, { host: own }, evictionOf(pod.metadata.name, "shop"));
     assert.equal(untyped.status, 415);
     assert.equal((await api(`/api/v1/namespaces/shop/pods/${pod.metadata.name}`)).metadata.deletionTimestamp, undefined);
@@ -135,7 +135,7 @@ describe("the simulator's request guards", () => {
     assert.deepEqual(patch.body, unsupported("application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"));
     const put = await send(sim.url, "PUT", `/api/v1/nodes/${node}`, { host: own, "content-type": "application/x-www-form-urlencoded" }, JSON.stringify(before));
     assert.equal(put.status, 415);
-    assert.deepEqual(put.body, unsupported("application/json"));
+    assert.deepEqual(put.body, unsupported("application/json, application/vnd.kubernetes.protobuf"));
     assert.equal(sim.cluster.get(R.nodes, node), before);
     const ok = await send(sim.url, "PATCH", `/api/v1/nodes/${node}`, { host: own, "content-type": `${SMP}; charset=utf-8` }, JSON.stringify({ metadata: { labels: { guarded: "yes" } } }));
     assert.equal(ok.status, 200);

@@ -11,14 +11,21 @@
  * - Impersonate-User / -Group / -Uid / -Extra-* headers act as that user when
  *   the caller may `impersonate` users, groups, serviceaccounts, uids and
  *   userextras;
- * - RBAC (./rbac.ts) decides, and a refusal is the apiserver's Forbidden.
+ * - RBAC (./rbac.ts) decides, and a refusal is the apiserver's Forbidden;
+ * - a Role or ClusterRole may only grant what its writer holds (or may
+ *   `escalate`), a binding only bind a role whose rules its writer holds (or
+ *   may `bind`), as the apiserver's RBAC storage prevents escalation.
  */
+const RBAC_GROUP = "rbac.authorization.k8s.io";
 import type { IncomingHttpHeaders } from "node:http";
 import type { SimCluster } from "../cluster.js";
 import { ANONYMOUS, Authenticator, parseServiceAccountUsername, serviceAccountUser, type UserInfo } from "./authentication.js";
-import { RbacAuthorizer, type Decision } from "./rbac.js";
+import { RbacAuthorizer, escalationMessage, notHeld, type Decision, type PolicyRule } from "./rbac.js";
+import type { ResourceDef } from "./resources.js";
+import type { KObject } from "../store.js";
+import { R } from "../storage-names.js";
 import type { RequestAttributes } from "./request-info.js";
-import { badRequest, forbiddenFor, unauthorized } from "./status.js";
+import { badRequest, forbidden, forbiddenFor, qualified, unauthorized } from "./status.js";
 
 const ANONYMOUS_PATHS = new Set(["/healthz", "/livez", "/readyz"]);
 
@@ -26,11 +33,14 @@ export class AccessControl {
   readonly authenticator: Authenticator;
   readonly authorizer: RbacAuthorizer;
 
+  private readonly store: SimCluster["store"];
+
   constructor(
     cluster: SimCluster,
     /** Enforce authentication and RBAC (`sim --rbac`). */
     readonly enforce: boolean,
   ) {
+    this.store = cluster.store;
     this.authenticator = new Authenticator(cluster.store);
     this.authorizer = new RbacAuthorizer(cluster.store);
   }
@@ -57,6 +67,38 @@ export class AccessControl {
   authorize(user: UserInfo, a: RequestAttributes): void {
     const d = this.decide(user, a);
     if (!d.allowed) throw forbiddenFor(a, user.username, d.reason);
+  }
+
+  /** Escalation prevention for a Role, ClusterRole or binding about to be stored by `user`; throws Forbidden. */
+  admitRbacWrite(user: UserInfo, def: ResourceDef, obj: KObject): void {
+    if (!this.enforce || def.group !== RBAC_GROUP) return;
+    // system:masters is the apiserver's superuser group: no escalation check at all.
+    if (user.groups.includes("system:masters")) return;
+    const namespace = obj.metadata.namespace ?? "";
+    const name = obj.metadata.name;
+    const refuse = (detail: string) => {
+      const e = forbidden(`${qualified(def.resource, RBAC_GROUP)} ${JSON.stringify(name)} is forbidden: ${detail}`);
+      e.status.details = { name, group: RBAC_GROUP, kind: def.resource };
+      return e;
+    };
+    const may = (verb: string, resource: string, resourceName: string) =>
+      this.authorizer.authorize(user, { isResourceRequest: true, path: "", verb, apiGroup: RBAC_GROUP, apiVersion: "v1", namespace, resource, subresource: "", name: resourceName }).allowed;
+    let rules: PolicyRule[];
+    if (def.kind === "Role" || def.kind === "ClusterRole") {
+      if (may("escalate", def.resource, name)) return;
+      rules = ((obj as Record<string, any>).rules ?? []) as PolicyRule[];
+    } else if (def.kind === "RoleBinding" || def.kind === "ClusterRoleBinding") {
+      const ref = (obj as Record<string, any>).roleRef ?? {};
+      const refResource = ref.kind === "Role" ? "roles" : "clusterroles";
+      if (may("bind", refResource, ref.name ?? "")) return;
+      const role = ref.kind === "Role" ? this.store.get(R.roles, `${namespace}/${ref.name}`) : this.store.get(R.clusterroles, ref.name ?? "");
+      if (!role) throw refuse(`${ref.kind === "Role" ? "role" : "clusterrole"}.${RBAC_GROUP} ${JSON.stringify(ref.name)} not found`);
+      rules = ((role.obj as Record<string, any>).rules ?? []) as PolicyRule[];
+    } else {
+      return;
+    }
+    const check = notHeld(this.authorizer, user, namespace, rules);
+    if (check.missing.length) throw refuse(escalationMessage(user, check));
   }
 
   /** Apply Impersonate-* headers, each one authorised by the `impersonate` verb. */

@@ -11,20 +11,22 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimCluster } from "../cluster.js";
 import { badRequest, methodNotAllowed, toApiError } from "./status.js";
 import { resolveRoute } from "./routing.js";
-import { refusal, type ServerIdentity } from "./request-guards.js";
+import { mediaType, refusal, type ServerIdentity } from "./request-guards.js";
 import { serveGet, serveList } from "./list.js";
 import { WatchServer } from "./watch.js";
-import { serveCreate, serveDelete, servePatch, serveUpdate } from "./writes.js";
+import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
-import { send, type RequestRecord, type Target } from "./request.js";
+import { entryOf, send, type RequestRecord, type Target } from "./request.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
 import { AccessControl } from "./access-control.js";
 import type { UserInfo } from "./authentication.js";
 import { requestAttributes } from "./request-info.js";
 import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
 import { OpenApi } from "./openapi.js";
-import { pathNotFound } from "./status.js";
+import { PROTOBUF, protobufToJson } from "./protobuf.js";
+import { forbidden, notFound, pathNotFound, qualified } from "./status.js";
+import { R } from "../storage-names.js";
 import { strictMessage, unknownFields, warnings } from "./field-validation.js";
 
 export type { RequestRecord } from "./request.js";
@@ -36,6 +38,8 @@ export interface ApiServerOptions extends Partial<ServerIdentity> {
   logSize?: number;
   /** Authenticate every request by bearer token and authorise it by RBAC (`sim --rbac`). */
   rbac?: boolean;
+  /** Namespace deletion and NamespaceLifecycle admission (given under `--rbac`): DELETE marks a namespace Terminating. */
+  namespaces?: { terminate(name: string): void };
 }
 
 const DEFAULT_LOG_SIZE = 5000;
@@ -81,10 +85,12 @@ export class ApiServer {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       try {
-        const body = Buffer.concat(chunks);
+        let body: Buffer = Buffer.concat(chunks);
         // Guards first: a refused request does nothing at all, not even a tick.
         const refused = refusal({ method: req.method ?? "GET", headers: req.headers, bodyLength: body.length }, this.identity);
         if (refused) throw refused;
+        // kubectl's typed clients send protobuf; the handlers read JSON.
+        if (mediaType(req.headers["content-type"]) === PROTOBUF) body = protobufToJson(body);
         this.cluster.tick();
         // Then who is asking and whether they may, from the URL alone (403 comes before 404).
         const url = new URL(req.url ?? "/", "http://sim");
@@ -153,6 +159,23 @@ export class ApiServer {
     this.serveResource(t, route.verb, url.searchParams, req, res, body, user);
   }
 
+  /** NamespaceLifecycle: nothing is created in a namespace that does not exist or is being terminated. */
+  private admitNamespace(t: Target): void {
+    if (!this.options.namespaces || !t.namespace) return;
+    const ns = this.cluster.store.get(R.namespaces, t.namespace);
+    if (!ns) throw notFound("namespaces", "", t.namespace);
+    if (ns.obj.metadata.deletionTimestamp) {
+      const e = forbidden(`${qualified(t.def.resource, t.def.group)}${t.name ? ` ${JSON.stringify(t.name)}` : ""} is forbidden: unable to create new content in namespace ${t.namespace} because it is being terminated`);
+      e.status.details = { ...(t.name ? { name: t.name } : {}), ...(t.def.group ? { group: t.def.group } : {}), kind: t.def.resource, causes: [{ reason: "NamespaceTerminating", message: `namespace ${t.namespace} is being terminated`, field: "metadata.namespace" }] };
+      throw e;
+    }
+  }
+
+  /** The write admission for `user`: RBAC's escalation prevention on roles and bindings (./access-control.ts). */
+  private admitFor(user: UserInfo): Admit {
+    return (t, obj) => this.access.admitRbacWrite(user, t.def, obj);
+  }
+
   /** Unknown fields of the body: 400 under Strict, a Warning header each under Warn (./field-validation.ts). */
   private validateFields(t: Target, contentType: string, body: Buffer, res: ServerResponse): void {
     const v = this.fieldValidation!;
@@ -202,16 +225,23 @@ export class ApiServer {
       case "watch":
         return this.watches.serve(t, q, req, res);
       case "create":
+        this.admitNamespace(t);
         if (t.subresource === "eviction") return serveEviction(c, t, body, res);
         if (t.name) throw methodNotAllowed();
-        return serveCreate(c, t, q, body, res);
+        return serveCreate(c, t, q, body, res, this.admitFor(user));
       case "update":
         if (!t.name) throw methodNotAllowed();
-        return serveUpdate(c, t, q, body, res);
+        return serveUpdate(c, t, q, body, res, this.admitFor(user));
       case "patch":
         if (!t.name) throw methodNotAllowed();
-        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res);
+        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, this.admitFor(user));
       case "delete":
+        if (this.options.namespaces && t.def.kind === "Namespace" && t.name && !t.subresource) {
+          entryOf(c, t);
+          this.options.namespaces.terminate(t.name);
+          c.tick();
+          return send(c, res, 200, entryOf(c, t).json);
+        }
         return serveDelete(c, t, q, body, res);
       case "deletecollection":
         throw methodNotAllowed("deletecollection is not supported by the simulator");

@@ -152,3 +152,75 @@ export class RbacAuthorizer {
     }
   }
 }
+
+// ---------------------------------------------------------------- escalation prevention
+
+/** One verb on one resource (and name), or one verb on one URL: what Covers compares. */
+interface SimpleRule {
+  verb: string;
+  group?: string;
+  resource?: string;
+  name?: string;
+  url?: string;
+}
+
+function breakdown(rule: PolicyRule): SimpleRule[] {
+  const out: SimpleRule[] = [];
+  for (const verb of rule.verbs ?? []) {
+    for (const url of rule.nonResourceURLs ?? []) out.push({ verb, url });
+    for (const group of rule.apiGroups ?? []) {
+      for (const resource of rule.resources ?? []) {
+        const names = rule.resourceNames ?? [];
+        if (names.length === 0) out.push({ verb, group, resource });
+        for (const name of names) out.push({ verb, group, resource, name });
+      }
+    }
+  }
+  return out;
+}
+
+function covers(owner: PolicyRule, r: SimpleRule): boolean {
+  if (!has(owner.verbs, "*") && !has(owner.verbs, r.verb)) return false;
+  if (r.url !== undefined) {
+    return (owner.nonResourceURLs ?? []).some((u) => u === "*" || u === r.url || (u.endsWith("*") && r.url!.startsWith(u.slice(0, -1))));
+  }
+  if (!has(owner.apiGroups, "*") && !has(owner.apiGroups, r.group!)) return false;
+  const resourceOk = (owner.resources ?? []).some((o) => {
+    if (o === "*" || o === r.resource) return true;
+    // "*/scale" covers "deployments/scale"; "deployments/*" is not special (as in the apiserver).
+    const slash = r.resource!.indexOf("/");
+    return o.startsWith("*/") && slash > 0 && o.slice(1) === r.resource!.slice(slash);
+  });
+  if (!resourceOk) return false;
+  const names = owner.resourceNames ?? [];
+  return names.length === 0 || (r.name !== undefined && names.includes(r.name));
+}
+
+/** A rule as rbacv1helpers.CompactString prints it: `{APIGroups:[""], Resources:["nodes"], Verbs:["get"]}`. */
+function compact(r: SimpleRule): string {
+  const q = (v: string) => `[${JSON.stringify(v)}]`;
+  if (r.url !== undefined) return `{NonResourceURLs:${q(r.url)}, Verbs:${q(r.verb)}}`;
+  return `{APIGroups:${q(r.group!)}, Resources:${q(r.resource!)}${r.name !== undefined ? `, ResourceNames:${q(r.name)}` : ""}, Verbs:${q(r.verb)}}`;
+}
+
+export interface EscalationCheck {
+  /** The rules that the user does not hold (empty: no escalation), as the Forbidden message lists them. */
+  missing: string[];
+  errors: string[];
+}
+
+/** Which of `rules` `user` does not hold in `namespace` (ConfirmNoEscalation). */
+export function notHeld(authorizer: RbacAuthorizer, user: UserInfo, namespace: string, rules: PolicyRule[]): EscalationCheck {
+  const owned = authorizer.rulesFor(user, namespace);
+  const missing: string[] = [];
+  for (const rule of rules) for (const simple of breakdown(rule)) if (!owned.rules.some((o) => covers(o, simple))) missing.push(compact(simple));
+  return { missing, errors: owned.errors };
+}
+
+/** The Forbidden detail of an escalation: `user "u" (groups=["a" "b"]) is attempting to grant RBAC permissions not currently held:\n...`. */
+export function escalationMessage(user: UserInfo, check: EscalationCheck): string {
+  const groups = `[${user.groups.map((g) => JSON.stringify(g)).join(" ")}]`;
+  let msg = `user ${JSON.stringify(user.username)} (groups=${groups}) is attempting to grant RBAC permissions not currently held:\n${check.missing.join("\n")}`;
+  if (check.errors.length) msg += `; resolution errors: [${check.errors.join(" ")}]`;
+  return msg;
+}

@@ -8,7 +8,8 @@
  *   was told to listen on): a page on evil.example whose name was rebound to
  *   127.0.0.1 sends `Host: evil.example`. 403 Forbidden.
  * - A browser's Origin must be this server's own. 403 Forbidden.
- * - A request with a body must say it is JSON (a PATCH: one of the patch types):
+ * - A request with a body must say it is JSON or Kubernetes protobuf (a PATCH:
+ *   one of the patch types), none of which a page may send without asking first:
  *   the body types a page may send cross-site without asking first are
  *   text/plain, form data, or none at all. 415 Unsupported Media Type.
  *
@@ -24,9 +25,10 @@ import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
 import { forbidden, unsupportedMediaType, type ApiError } from "./status.js";
 import { PATCH_MEDIA_TYPES } from "./patch.js";
+import { PROTOBUF } from "./protobuf.js";
 
-/** The body types a write (other than PATCH) may have: the simulator reads JSON only. */
-const WRITE_MEDIA_TYPES = ["application/json"];
+/** The body types a write (other than PATCH) may have: JSON, and protobuf for the kinds ./protobuf.ts knows. */
+const WRITE_MEDIA_TYPES = ["application/json", PROTOBUF];
 
 export interface GuardedRequest {
   method: string;

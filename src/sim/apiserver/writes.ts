@@ -17,12 +17,15 @@ import { entryOf, parseBody, reply, send, storage, type Target } from "./request
 
 type Obj = Record<string, any>;
 
+/** A check on the object a write would store (RBAC's escalation prevention); throws to refuse it. */
+export type Admit = (t: Target, obj: KObject) => void;
+
 function hasStatus(t: Target): boolean {
   return (t.def.subresources ?? []).includes("status");
 }
 
 /** Store `next` as the new version of the target, with apiserver update rules. */
-function commit(cluster: SimCluster, t: Target, current: Entry, next: KObject, q: URLSearchParams): Entry | KObject {
+function commit(cluster: SimCluster, t: Target, current: Entry, next: KObject, q: URLSearchParams, admit?: Admit): Entry | KObject {
   const cur = current.obj;
   if (next.metadata?.resourceVersion && next.metadata.resourceVersion !== cur.metadata.resourceVersion) {
     throw conflict(t.def.resource, t.def.group, t.name!);
@@ -54,13 +57,14 @@ function commit(cluster: SimCluster, t: Target, current: Entry, next: KObject, q
   delete result.metadata.resourceVersion;
   if (t.subresource !== "status") prepareForUpdate(t.def, result, cur);
   validate(t.def, result);
+  admit?.(t, result);
   if (q.get("dryRun")) return { ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } };
   // A write that changes nothing keeps its resourceVersion, as in the apiserver.
   if (Buffer.from(JSON.stringify({ ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } })).equals(current.bytes)) return current;
   return cluster.store.put(storage(t), result);
 }
 
-export function serveCreate(cluster: SimCluster, t: Target, q: URLSearchParams, body: Buffer, res: ServerResponse): void {
+export function serveCreate(cluster: SimCluster, t: Target, q: URLSearchParams, body: Buffer, res: ServerResponse, admit?: Admit): void {
   const obj = parseBody(body);
   obj.metadata ??= { name: "" };
   const m = obj.metadata;
@@ -78,23 +82,24 @@ export function serveCreate(cluster: SimCluster, t: Target, q: URLSearchParams, 
   delete m.creationTimestamp;
   prepareForCreate(t.def, obj, cluster.store);
   validate(t.def, obj);
+  admit?.(t, obj);
   if (q.get("dryRun")) return send(cluster, res, 201, obj);
   const e = cluster.create(storage(t), obj);
   cluster.tick();
   reply(cluster, res, 201, t, e);
 }
 
-export function serveUpdate(cluster: SimCluster, t: Target, q: URLSearchParams, body: Buffer, res: ServerResponse): void {
+export function serveUpdate(cluster: SimCluster, t: Target, q: URLSearchParams, body: Buffer, res: ServerResponse, admit?: Admit): void {
   const current = entryOf(cluster, t);
   const next = parseBody(body);
   // Without a resourceVersion an update is unconditional, as the apiserver allows for these kinds.
   next.metadata ??= { name: t.name! };
-  const r = commit(cluster, t, current, next, q);
+  const r = commit(cluster, t, current, next, q, admit);
   cluster.tick();
   reply(cluster, res, 200, t, r);
 }
 
-export function servePatch(cluster: SimCluster, t: Target, q: URLSearchParams, contentType: string, body: Buffer, res: ServerResponse): void {
+export function servePatch(cluster: SimCluster, t: Target, q: URLSearchParams, contentType: string, body: Buffer, res: ServerResponse, admit?: Admit): void {
   const current = entryOf(cluster, t);
   let patchDoc: unknown;
   try {
@@ -108,7 +113,7 @@ export function servePatch(cluster: SimCluster, t: Target, q: URLSearchParams, c
   // A patch only carries a resourceVersion when the client wants a precondition.
   const wanted = (patchDoc as Obj)?.metadata?.resourceVersion;
   if (patched.metadata && wanted === undefined) patched.metadata.resourceVersion = current.obj.metadata.resourceVersion;
-  const r = commit(cluster, t, current, patched, q);
+  const r = commit(cluster, t, current, patched, q, admit);
   cluster.tick();
   reply(cluster, res, 200, t, r);
 }
