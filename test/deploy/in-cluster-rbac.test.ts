@@ -270,6 +270,11 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
       assert.deepEqual(cordoned.data, { cordonNode: { unschedulable: true } });
       const annotations = JSON.parse((await kubectl("get", "node", worker, "-o", "json")).stdout).metadata.annotations as Record<string, string>;
       assert.ok(Object.values(annotations).some((v) => v.includes('"actor":"otto"')), "the cordon is the caller's");
+      // Without the component's binding the service may not act as anyone: the cluster says so.
+      assert.equal((await kubectl("delete", "clusterrolebinding", "node-inventory-impersonate")).code, 0);
+      const unimpersonated = await gql(program, `mutation($n: String!) { uncordonNode(name: $n) { unschedulable } }`, { n: worker }, TOKENS.operator);
+      assert.equal(unimpersonated.errors?.[0]?.extensions.code, "FORBIDDEN");
+      assert.equal(unimpersonated.errors?.[0]?.message, `cluster "in-cluster" refused: users "otto" is forbidden: User "${SA}" cannot impersonate resource "users" in API group "" at the cluster scope`);
     } finally {
       assert.equal((await program.terminate()).code, 0);
       await kubectl("uncordon", worker);
