@@ -24,6 +24,9 @@ const SA = "system:serviceaccount:node-inventory:node-inventory";
 const NODE_FIELDS = "clusters { name synced lastError metricsAvailable }";
 
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+/** The program's JSON log lines with this message. */
+const logLines = (program: RunningProgram, msg: string): { err: string; resource?: string }[] =>
+  program.stdout().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).filter((l) => l.msg === msg);
 /** The first JSON log line of the program with this message. */
 const logLine = (program: RunningProgram, msg: string): { err: string } | undefined =>
   program.stdout().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((l) => l.msg === msg);
@@ -36,6 +39,7 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
   let objects: KubeObject[];
   let clusterRole: KubeObject;
   let leaseRole: KubeObject;
+  let nodeLeaseRole: KubeObject;
   let worker: string;
   const kubectl = (...args: string[]): Promise<Run> => runKubectl(sim.kubeconfig, args);
   const apply = async (...docs: unknown[]) => {
@@ -71,6 +75,7 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
     objects = await renderOverlay("single");
     clusterRole = find(objects, "ClusterRole", "node-inventory");
     leaseRole = find(objects, "Role", "node-inventory-lease");
+    nodeLeaseRole = find(objects, "Role", "node-inventory-node-leases");
     dir = await mkdtemp(join(tmpdir(), "ni-sa-rbac-"));
     tokens = tokensFile();
     const nodes = JSON.parse((await kubectl("get", "nodes", "-o", "json")).stdout).items as any[];
@@ -96,7 +101,9 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
       "persistentvolumeclaim/node-inventory-data created",
       "poddisruptionbudget.policy/node-inventory created",
       "role.rbac.authorization.k8s.io/node-inventory-lease created",
+      "role.rbac.authorization.k8s.io/node-inventory-node-leases created",
       "rolebinding.rbac.authorization.k8s.io/node-inventory-lease created",
+      "rolebinding.rbac.authorization.k8s.io/node-inventory-node-leases created",
       "service/node-inventory created",
       "serviceaccount/node-inventory created",
     ]);
@@ -164,12 +171,14 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
   test("each rule taken away in turn: what fails, and how clearly", async () => {
     const rules = clusterRole.rules as Rule[];
     const table: string[] = ["| rule taken away | what fails, as the service says it |", "|---|---|"];
-    const cases: { name: string; role: "cluster" | "lease"; rules: Rule[] }[] = [
+    const roles = { cluster: clusterRole, lease: leaseRole, "node-leases": nodeLeaseRole };
+    const cases: { name: string; role: keyof typeof roles; rules: Rule[] }[] = [
       ...rules.map((rule, i) => ({ name: describeRule(rule), role: "cluster" as const, rules: rules.filter((_, j) => j !== i) })),
       { name: `${describeRule((leaseRole.rules as Rule[])[0]!)} (Role in node-inventory)`, role: "lease", rules: [] },
+      { name: `${describeRule((nodeLeaseRole.rules as Rule[])[0]!)} (Role in kube-node-lease)`, role: "node-leases", rules: [] },
     ];
     for (const c of cases) {
-      await apply(c.role === "cluster" ? { ...clusterRole, rules: c.rules } : { ...leaseRole, rules: c.rules });
+      await apply({ ...roles[c.role], rules: c.rules });
       const program = await serve();
       const seen: string[] = [];
       try {
@@ -202,6 +211,17 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
           assert.deepEqual(history, { leaderOf: [], leases: [{ held: false, holder: null }] });
           seen.push(`no history is recorded (\`service { history { leaderOf } }\` is empty, no Lease holder); logged with backoff: "lease check failed" leases.coordination.k8s.io "node-inventory-history-…" is forbidden: … cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "node-inventory"`);
         }
+        if (key === "events" || c.role === "node-leases") {
+          const resource = key === "events" ? "events" : "node leases";
+          const line = await eventually(() => logLines(program, "list/watch failed: retrying").find((l) => l.resource === resource), `the ${resource} watch refused`, 30_000);
+          const expected =
+            key === "events"
+              ? `events is forbidden: User "${SA}" cannot list resource "events" in API group "" at the cluster scope`
+              : `leases.coordination.k8s.io is forbidden: User "${SA}" cannot list resource "leases" in API group "coordination.k8s.io" in the namespace "kube-node-lease"`;
+          assert.equal(line.err, expected);
+          if (key !== "events") assert.equal((await gql(program, `query($n: String!) { node(name: $n) { heartbeatTime } }`, { n: worker })).data.node.heartbeatTime, null);
+          seen.push(`${key === "events" ? "no events about nodes are cached or recorded" : "`Node.heartbeatTime` is null"} (the inventory itself is synced and ready); logged with backoff: "list/watch failed: retrying" (resource ${resource}) ${expected}`);
+        }
         // A drain of a worker, as an operator would start it.
         const started = await drain(program, worker);
         if (started.errors) {
@@ -233,7 +253,7 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
       } finally {
         assert.equal((await program.terminate()).code, 0);
         await kubectl("uncordon", worker);
-        await apply(c.role === "cluster" ? clusterRole : leaseRole);
+        await apply(roles[c.role]);
       }
       table.push(`| ${c.name} | ${seen.join("; ").replaceAll("|", "\\|")} |`);
     }
