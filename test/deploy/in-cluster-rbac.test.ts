@@ -18,7 +18,7 @@ import { runKubectl, spawnSimulator, type Run, type SimProcess } from "../sim/su
 import { startProgram, type RunningProgram } from "../support/program.js";
 import { eventually } from "../support/sim-cluster.js";
 import { bearer, tokensFile, TOKENS } from "../auth/support.js";
-import { find, renderOverlay, renderWithComponents, type KubeObject } from "./render.js";
+import { find, MANIFESTS, renderOverlay, renderWithComponents, type KubeObject } from "./render.js";
 
 const SA = "system:serviceaccount:node-inventory:node-inventory";
 const NODE_FIELDS = "clusters { name synced lastError metricsAvailable }";
@@ -91,8 +91,10 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
     tokens?.remove();
   });
 
-  test("kubectl apply of the rendered single overlay creates every object; the ServiceAccount's token is minted", async () => {
-    const out = await apply(...objects);
+  test("kubectl apply -k of the single overlay creates every object; the ServiceAccount's token is minted", async () => {
+    const applied = await kubectl("apply", "-k", join(MANIFESTS, "overlays", "single"));
+    assert.equal(applied.code, 0, applied.stderr);
+    const out = applied.stdout;
     assert.deepEqual(out.trim().split("\n").sort(), [
       "clusterrole.rbac.authorization.k8s.io/node-inventory created",
       "clusterrolebinding.rbac.authorization.k8s.io/node-inventory created",
