@@ -53,6 +53,7 @@ import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { ServiceMetrics } from "../observability/metrics.js";
+import { buildSubgraph } from "../federation/subgraph.js";
 import { VERSION } from "../package-info.js";
 import type { AppProbes } from "./app-probes.js";
 import { serviceResolvers } from "./service-resolvers.js";
@@ -109,6 +110,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let url = "";
   let database: Database | undefined;
   let apollo: ApolloServer<RequestContext> | undefined;
+  let subgraph: ApolloServer<RequestContext> | undefined;
   let httpServer: Server | undefined;
   let webSocket: GraphqlWebSocketEndpoint | undefined;
   let clusters: ClusterRegistry | undefined;
@@ -240,7 +242,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
       sampler.start();
 
-      const schema = buildSchema([
+      const resolverSets = [
         serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
         nodeFactsResolvers(clusters),
@@ -253,7 +255,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // Node facts (issue 15): node changes, labels and taints, drains listed.
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
-      ]);
+      ];
+      const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
       const gateway = compiledExecutorGateway(schema);
       if (overrides.probes) overrides.probes.compiledOperations = gateway.compiled;
@@ -273,6 +276,18 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         introspection: config.introspection !== false,
       });
       await apollo.start();
+      // The same API as an Apollo Federation 2 subgraph, at /subgraph (src/federation).
+      subgraph = new ApolloServer<RequestContext>({
+        schema: buildSubgraph(resolverSets, inventory),
+        formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
+        includeStacktraceInErrorResponses: false,
+        csrfPrevention: true,
+        parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
+        stopOnTerminationSignals: false,
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), authorisationPlugin(policy), metrics.apolloPlugin()],
+        introspection: config.introspection !== false,
+      });
+      await subgraph.start();
       unlessStopped();
 
       const db = database;
@@ -281,6 +296,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         {
           graphql: graphqlHttpHandler(
             apollo,
+            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+            contextFor,
+          ),
+          subgraph: graphqlHttpHandler(
+            subgraph,
             (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
             contextFor,
           ),
@@ -362,7 +382,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     const steps: [string, () => Promise<unknown> | undefined][] = [
       ["websocket", () => webSocket?.close()],
       ["http", () => (httpServer?.listening ? closeHttp(httpServer) : undefined)],
-      ["graphql", () => apollo?.stop()],
+      ["graphql", () => Promise.all([apollo?.stop(), subgraph?.stop()])],
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
       ["trends", () => sampler?.stop()],
