@@ -58,6 +58,7 @@ import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { ServiceMetrics } from "../observability/metrics.js";
+import { buildSubgraph } from "../federation/subgraph.js";
 import { VERSION } from "../package-info.js";
 import type { AppProbes } from "./app-probes.js";
 import { serviceResolvers } from "./service-resolvers.js";
@@ -114,6 +115,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let url = "";
   let database: Database | undefined;
   let apollo: ApolloServer<RequestContext> | undefined;
+  let subgraph: ApolloServer<RequestContext> | undefined;
   let httpServer: Server | undefined;
   let webSocket: GraphqlWebSocketEndpoint | undefined;
   let clusters: ClusterRegistry | undefined;
@@ -251,7 +253,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster) });
       nodeEvents.start();
 
-      const schema = buildSchema([
+      const resolverSets = [
         serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
         nodeFactsResolvers(clusters),
@@ -266,7 +268,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
-      ]);
+      ];
+      const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
       const gateway = compiledExecutorGateway(schema);
       if (overrides.probes) overrides.probes.compiledOperations = gateway.compiled;
@@ -286,6 +289,18 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         introspection: config.introspection !== false,
       });
       await apollo.start();
+      // The same API as an Apollo Federation 2 subgraph, at /subgraph (src/federation).
+      subgraph = new ApolloServer<RequestContext>({
+        schema: buildSubgraph(resolverSets, inventory),
+        formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
+        includeStacktraceInErrorResponses: false,
+        csrfPrevention: true,
+        parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
+        stopOnTerminationSignals: false,
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), authorisationPlugin(policy), metrics.apolloPlugin()],
+        introspection: config.introspection !== false,
+      });
+      await subgraph.start();
       unlessStopped();
 
       const db = database;
@@ -294,6 +309,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         {
           graphql: graphqlHttpHandler(
             apollo,
+            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+            contextFor,
+          ),
+          subgraph: graphqlHttpHandler(
+            subgraph,
             (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
             contextFor,
           ),
@@ -310,7 +330,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
               checks[`cluster:${cache.name}`] = status.synced
                 ? { ok: true, ...(status.connected ? {} : { detail: "watch reconnecting; serving the last known state" }) }
                 : status.lastError
-                  ? { ok: true, detail: "unreachable (its error: clusters { lastError })" }
+                  ? // A missing permission is no address or TLS detail: say which, so a deployment's RBAC can be fixed from its probe.
+                    { ok: true, detail: status.lastErrorReason === "Forbidden" ? `forbidden: ${status.lastError}` : status.lastErrorReason === "Unauthorized" ? "unauthorized: the cluster refused the credentials" : "unreachable (its error: clusters { lastError })" }
                   : { ok: false, detail: "syncing" };
             }
             const history = recorder!.status;
@@ -378,7 +399,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     const steps: [string, () => Promise<unknown> | undefined][] = [
       ["websocket", () => webSocket?.close()],
       ["http", () => (httpServer?.listening ? closeHttp(httpServer) : undefined)],
-      ["graphql", () => apollo?.stop()],
+      ["graphql", () => Promise.all([apollo?.stop(), subgraph?.stop()])],
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
       ["trends", () => sampler?.stop()],

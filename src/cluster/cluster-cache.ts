@@ -26,6 +26,8 @@ export interface ClusterStatus {
   synced: boolean;
   /** The last failure talking to the cluster, if it has not recovered since. */
   lastError?: string;
+  /** Its Status reason, e.g. "Forbidden" (the service account lacks a permission) or "Unauthorized". */
+  lastErrorReason?: string;
   /** metrics.k8s.io answered the last poll. */
   metricsAvailable: boolean;
 }
@@ -110,12 +112,13 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   status(): ClusterStatus {
     const nodes = this.nodeReflector.state;
     const pods = this.podReflector.state;
-    const lastError = nodes.lastError ?? pods.lastError;
+    const failed = nodes.lastError ? nodes : pods.lastError ? pods : undefined;
     return {
       name: this.name,
       connected: nodes.connected,
       synced: nodes.synced && pods.synced,
-      ...(lastError ? { lastError } : {}),
+      ...(failed ? { lastError: failed.lastError } : {}),
+      ...(failed?.lastErrorReason ? { lastErrorReason: failed.lastErrorReason } : {}),
       metricsAvailable: this.metrics.available,
     };
   }

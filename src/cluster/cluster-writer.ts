@@ -153,6 +153,19 @@ export class ClusterWriter {
     }
   }
 
+  /**
+   * A SelfSubjectAccessReview, as the writer's caller when it impersonates one: may they do
+   * this? Denied reviews carry the authorizer's reason when it gives one.
+   */
+  async mayI(attributes: AccessAttributes): Promise<{ allowed: boolean; reason: string }> {
+    const review = await this.call<{ status?: { allowed?: boolean; reason?: string } }>("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SelfSubjectAccessReview",
+      spec: { resourceAttributes: attributes },
+    });
+    return { allowed: review.status?.allowed === true, reason: review.status?.reason ?? "" };
+  }
+
   private call<T>(
     method: string,
     path: string,
@@ -165,6 +178,16 @@ export class ClusterWriter {
       ...(this.impersonate ? { headers: { "Impersonate-User": this.impersonate } } : {}),
     });
   }
+}
+
+/** What a SelfSubjectAccessReview asks about (authorization.k8s.io/v1 ResourceAttributes). */
+export interface AccessAttributes {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  /** Absent: in every namespace (or a cluster-scoped resource). */
+  namespace?: string;
 }
 
 function podPath(pod: { namespace: string; name: string }): string {

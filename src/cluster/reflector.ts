@@ -39,8 +39,10 @@ export interface ReflectorState {
   connected: boolean;
   /** A full list has been loaded at least once. */
   synced: boolean;
-  /** The last failure, cleared by the next successful list or watch. */
+  /** The last failure, cleared by the next successful list or watch: the apiserver's own words when it answered. */
   lastError?: string;
+  /** The apiserver's reason for it (a Status reason such as "Forbidden" or "Unauthorized"), when it gave one. */
+  lastErrorReason?: string;
   relists: number;
   restarts: number;
   /** Date.now() of the last list or watch delivery (bookmarks included): how fresh the cache is. */
@@ -109,7 +111,7 @@ export class Reflector<T> {
         else await this.sleep(this.backoff(++failures));
       } catch (error) {
         if (this.stopped) break;
-        this.setState({ connected: false, lastError: describe(error) });
+        this.setState({ connected: false, lastError: describe(error), lastErrorReason: error instanceof KubeApiError ? error.reason : undefined });
         if (error instanceof WatchExpired || (error as { statusCode?: number }).statusCode === 410) {
           this.o.logger.info({ resource: this.o.resource }, "watch history expired: relisting");
           this.resourceVersion = undefined;
@@ -146,7 +148,7 @@ export class Reflector<T> {
     this.resourceVersion = resourceVersion;
     this.state.relists++;
     this.state.lastEventAt = Date.now();
-    this.setState({ synced: true, lastError: undefined });
+    this.setState({ synced: true, lastError: undefined, lastErrorReason: undefined });
     this.o.logger.debug({ resource: this.o.resource, count: items.size, resourceVersion }, "listed");
   }
 
@@ -189,7 +191,7 @@ export class Reflector<T> {
             if (settled) return;
             armStallTimer();
             this.state.lastEventAt = Date.now();
-            if (!this.state.connected) this.setState({ connected: true, lastError: undefined });
+            if (!this.state.connected) this.setState({ connected: true, lastError: undefined, lastErrorReason: undefined });
             delivered = true;
             switch (type) {
               case "ADDED":
@@ -216,7 +218,7 @@ export class Reflector<T> {
             controller = opened;
             if (settled) opened.abort();
             // The response headers arrived: the stream is open even before its first event.
-            else this.setState({ connected: true, lastError: undefined });
+            else this.setState({ connected: true, lastError: undefined, lastErrorReason: undefined });
           },
           (error) => finish(error),
         );
@@ -239,6 +241,8 @@ export class Reflector<T> {
 
 function describe(error: unknown): string {
   if (error instanceof WatchExpired) return "watch history expired (410)";
+  // The apiserver's words (e.g. which permission is missing), without our request line.
+  if (error instanceof KubeApiError) return error.statusMessage;
   const e = error as { message?: string; code?: string };
   return e?.message || e?.code || String(error);
 }

@@ -13,6 +13,8 @@ export interface Readiness {
 export interface HttpRoutes {
   graphql: Handler;
   readiness(): Promise<Readiness>;
+  /** The API as an Apollo Federation 2 subgraph (for a gateway or router). */
+  subgraph?: Handler;
   /** GET /metrics, Prometheus text format. */
   metrics?: Handler;
   /** Pages for people (landing page, explorer, schema): true when it answered the request. */
@@ -69,6 +71,7 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
       if (path === "/graphql") await routes.graphql(req, res);
       else if (path === "/healthz") sendJson(res, 200, { status: "ok" });
       else if (path === "/metrics" && routes.metrics) await routes.metrics(req, res);
+      else if (path === "/subgraph" && routes.subgraph) await routes.subgraph(req, res);
       else if (path === "/readyz") {
         const readiness = await routes.readiness();
         sendJson(res, readiness.ready ? 200 : 503, { status: readiness.ready ? "ready" : "not ready", checks: readiness.checks });

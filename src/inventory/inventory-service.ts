@@ -109,7 +109,9 @@ function assertSynced(cache: ClusterCache): ClusterCache {
   throw new AppError(
     ErrorCode.UNAVAILABLE,
     status.lastError
-      ? `cluster "${cache.name}" cannot be reached: ${status.lastError}`
+      ? status.lastErrorReason === "Forbidden"
+        ? `cluster "${cache.name}" refuses the service's own account: ${status.lastError}`
+        : `cluster "${cache.name}" cannot be reached: ${status.lastError}`
       : `cluster "${cache.name}" is still loading its nodes; try again in a moment`,
   );
 }

@@ -109,7 +109,7 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
   } catch (error) {
     if (run.signal.aborted) return operation;
     run.logger.warn({ err: error, operation: operation.id }, "drain failed");
-    return finish("FAILED", `drain failed: ${(error as Error).message}`);
+    return finish("FAILED", `drain failed: ${kubeErrorDetail(error)}`);
   }
 }
 

@@ -3,7 +3,7 @@ import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import type { Principal } from "../auth/principal.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
-import { ClusterWriter } from "../cluster/cluster-writer.js";
+import { ClusterWriter, type AccessAttributes } from "../cluster/cluster-writer.js";
 import { isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound, isUnauthorized, kubeErrorDetail } from "../cluster/kube-client.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
@@ -146,6 +146,8 @@ export class MaintenanceService {
       message: null,
       finishedAt: null,
     };
+    // Acting as the caller, ask the cluster first: a drain it would refuse halfway must not cordon the node.
+    if (this.o.impersonate) await this.checkDrainAccess(writer, principal, node.name, options, input?.dryRun === true);
     if (input?.dryRun) return this.dryRun(writer, base);
 
     const operation = await this.o.store.create({ ...base, status: "PENDING", dryRun: false, pods: [] }, this.identity);
@@ -363,6 +365,35 @@ export class MaintenanceService {
       const writer = new ClusterWriter(cache.client, operation.cluster, this.o.impersonate ? operation.requestedBy : undefined);
       this.run(operation, writer);
     }
+  }
+
+  /**
+   * Every permission the drain will use, asked of the cluster as the caller (SelfSubjectAccessReview):
+   * read and patch the node, list pods, read DaemonSets, and evict (or delete) in each namespace
+   * with pods on the node. FORBIDDEN, naming what is missing, before anything is written.
+   */
+  private async checkDrainAccess(writer: ClusterWriter, principal: Principal, node: string, options: ReturnType<typeof drainOptions>, dryRun: boolean): Promise<void> {
+    const needed: AccessAttributes[] = [
+      { verb: "get", group: "", resource: "nodes" },
+      ...(dryRun ? [] : [{ verb: "patch", group: "", resource: "nodes" }]),
+      { verb: "list", group: "", resource: "pods" },
+      { verb: "get", group: "apps", resource: "daemonsets" },
+    ];
+    if (!dryRun) {
+      const namespaces = new Set([...(this.o.clusters.get(writer.cluster)?.podsOn(node) ?? [])].map((pod) => pod.namespace));
+      for (const namespace of [...namespaces].sort()) {
+        needed.push(options.disableEviction ? { verb: "delete", group: "", resource: "pods", namespace } : { verb: "create", group: "", resource: "pods", subresource: "eviction", namespace });
+      }
+    }
+    const reviews = await kube(writer.cluster, () => Promise.all(needed.map((attributes) => writer.mayI(attributes))));
+    const denied = needed.filter((_, i) => !reviews[i]!.allowed);
+    if (denied.length === 0) return;
+    const describe = (a: AccessAttributes) => `${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ""}${a.group ? `.${a.group}` : ""}${a.namespace ? ` in namespace "${a.namespace}"` : ""}`;
+    const reason = reviews.find((r) => !r.allowed && r.reason)?.reason;
+    throw new AppError(
+      ErrorCode.FORBIDDEN,
+      `cluster "${writer.cluster}" refused: ${principal.subject} may not drain node "${node}": cannot ${denied.map(describe).join(", ")}${reason ? ` (${reason})` : ""}; nothing was changed`,
+    );
   }
 
   private writer(cluster: string, principal: Principal): ClusterWriter {

@@ -37,9 +37,11 @@ const CLUSTER_GRANTS = [
   "/pods:get", "/pods:list", "/pods:watch", "/pods:delete",
   "/pods/eviction:create",
   "apps/daemonsets:get",
+  "/events:list", "/events:watch",
   "metrics.k8s.io/nodes:list",
 ];
 const LEASE_GRANTS = ["coordination.k8s.io/leases:get", "coordination.k8s.io/leases:create", "coordination.k8s.io/leases:update"];
+const NODE_LEASE_GRANTS = ["coordination.k8s.io/leases:list", "coordination.k8s.io/leases:watch"];
 
 for (const overlay of ["single", "ha"]) {
   describe(`kubectl kustomize deploy/kubernetes/overlays/${overlay}`, () => {
@@ -55,11 +57,11 @@ for (const overlay of ["single", "ha"]) {
       }
     });
 
-    test("everything lives in the node-inventory namespace, except what is cluster-scoped", () => {
+    test("everything lives in the node-inventory namespace, except what is cluster-scoped and the node Leases' Role", () => {
       const clusterScoped = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding"]);
       for (const object of objects) {
-        if (clusterScoped.has(object.kind)) assert.equal(object.metadata.namespace, undefined, `${object.kind}/${object.metadata.name}`);
-        else assert.equal(object.metadata.namespace, "node-inventory", `${object.kind}/${object.metadata.name}`);
+        const where = object.metadata.name === "node-inventory-node-leases" ? "kube-node-lease" : clusterScoped.has(object.kind) ? undefined : "node-inventory";
+        assert.equal(object.metadata.namespace, where, `${object.kind}/${object.metadata.name}`);
       }
       assert.deepEqual(
         objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
@@ -70,7 +72,9 @@ for (const overlay of ["single", "ha"]) {
           "Namespace/node-inventory",
           "PodDisruptionBudget/node-inventory",
           "Role/node-inventory-lease",
+          "Role/node-inventory-node-leases",
           "RoleBinding/node-inventory-lease",
+          "RoleBinding/node-inventory-node-leases",
           "Service/node-inventory",
           "ServiceAccount/node-inventory",
           ...(overlay === "single" ? ["PersistentVolumeClaim/node-inventory-data"] : []),
@@ -78,9 +82,13 @@ for (const overlay of ["single", "ha"]) {
       );
     });
 
-    test("the ClusterRole grants exactly what the service calls, the Role only its Lease", () => {
+    test("the ClusterRole grants exactly what the service calls, the Roles only its Lease and reading the kubelets' Leases", () => {
       assert.deepEqual(grants(find(objects, "ClusterRole", "node-inventory").rules).sort(), [...CLUSTER_GRANTS].sort());
       assert.deepEqual(grants(find(objects, "Role", "node-inventory-lease").rules).sort(), [...LEASE_GRANTS].sort());
+      assert.deepEqual(grants(find(objects, "Role", "node-inventory-node-leases").rules).sort(), [...NODE_LEASE_GRANTS].sort());
+      const nodeLeases = find(objects, "RoleBinding", "node-inventory-node-leases");
+      assert.deepEqual(nodeLeases.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "node-inventory-node-leases" });
+      assert.deepEqual(nodeLeases.subjects, [{ kind: "ServiceAccount", name: "node-inventory", namespace: "node-inventory" }]);
       const binding = find(objects, "ClusterRoleBinding", "node-inventory");
       assert.deepEqual(binding.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "node-inventory" });
       assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "node-inventory", namespace: "node-inventory" }]);
