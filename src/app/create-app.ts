@@ -16,6 +16,7 @@ import { openDatabase, type Database } from "../db/database.js";
 import { migrate } from "../db/migrator.js";
 import type { RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
+import { compiledExecutorGateway } from "../graphql/executor.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
 import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
@@ -27,6 +28,8 @@ import { createPages } from "../http/pages.js";
 import { readInstallationId, historyLeaseName } from "../history/installation.js";
 import { HistoryQueries } from "../history/history-queries.js";
 import { historyQueryResolvers } from "../history/history-resolvers.js";
+import { NodeChangeQueries } from "../history/node-change-queries.js";
+import { nodeChangeResolvers } from "../history/node-change-resolvers.js";
 import { HistoryRecorder } from "../history/history-recorder.js";
 import { HistoryRetention } from "../history/history-retention.js";
 import { NodeEventsRecorder } from "../history/node-events-recorder.js";
@@ -45,6 +48,7 @@ import { nodeFactsResolvers } from "../inventory/node-facts-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { DrainStore } from "../maintenance/drain-store.js";
 import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
+import { drainListResolvers } from "../maintenance/drain-list-resolvers.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -216,10 +220,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       retention = new HistoryRetention(database, config.history.retentionDays, logger);
       retention.start();
       const { identity: runnerIdentity, ...maintenanceTuning } = overrides.maintenanceTuning ?? {};
+      const drains = new DrainStore(database);
       maintenance = new MaintenanceService({
         clusters,
         inventory,
-        store: new DrainStore(database),
+        store: drains,
         pubsub,
         logger: logger.child({ component: "maintenance" }),
         impersonate: config.auth.impersonate,
@@ -227,6 +232,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         ...(runnerIdentity ? { identity: runnerIdentity } : {}),
         tuning: maintenanceTuning,
       });
+      if (overrides.probes) overrides.probes.drainsRunning = () => maintenance?.runningIds() ?? [];
       await maintenance.start();
       unlessStopped();
       // Trends follow the history lease: the replica recording a cluster samples it.
@@ -250,9 +256,15 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         subscriptionResolvers(hub, overrides.subscriberQueue, clusters),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
+        // Node facts (issue 15): node changes, labels and taints, drains listed.
+        nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
+        drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
       ]);
+      // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
+      const gateway = compiledExecutorGateway(schema);
+      if (overrides.probes) overrides.probes.compiledOperations = gateway.compiled;
       apollo = new ApolloServer<RequestContext>({
-        schema,
+        gateway,
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
         includeStacktraceInErrorResponses: false,
         // On by default; said here because the local admin of a server without auth depends on it.

@@ -30,6 +30,8 @@ export interface NodeInfo {
   kernelVersion: string;
   operatingSystem: string;
   architecture: string;
+  /** Changes on every boot: a new one is a reboot. */
+  bootID?: string;
 }
 
 export interface CachedNode {

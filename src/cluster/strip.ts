@@ -122,6 +122,7 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
     kernelVersion: str(info.kernelVersion) ?? "",
     operatingSystem: str(info.operatingSystem) ?? "",
     architecture: str(info.architecture) ?? "",
+    ...optional("bootID", str(info.bootID)),
   });
 
   return Object.freeze({

@@ -128,16 +128,17 @@ async function upsertPart(tx: Prisma.TransactionClient, cluster: string, states:
   const rows = states.map(
     ([name, s]) =>
       Prisma.sql`(${cluster}, ${name}, ${s.uid}, ${JSON.stringify(s.conditions)}::jsonb, ${s.unschedulable}, ${s.kubeletVersion},
-        ${s.containerRuntime}, ${JSON.stringify(s.labels)}::jsonb, ${JSON.stringify(s.taints)}::jsonb, ${s.firstSeenAt}, ${s.deletedAt}, now())`,
+        ${s.containerRuntime}, ${JSON.stringify(s.labels)}::jsonb, ${JSON.stringify(s.taints)}::jsonb, ${s.firstSeenAt}, ${s.deletedAt}, now(),
+        ${s.bootId}, ${s.changeNote})`,
   );
   await tx.$executeRaw`
-    INSERT INTO node_state (cluster, name, uid, conditions, unschedulable, kubelet_version, container_runtime, labels, taints, first_seen_at, deleted_at, updated_at)
+    INSERT INTO node_state (cluster, name, uid, conditions, unschedulable, kubelet_version, container_runtime, labels, taints, first_seen_at, deleted_at, updated_at, boot_id, change_note)
     VALUES ${Prisma.join(rows)}
     ON CONFLICT (cluster, name) DO UPDATE SET
       uid = EXCLUDED.uid, conditions = EXCLUDED.conditions, unschedulable = EXCLUDED.unschedulable,
       kubelet_version = EXCLUDED.kubelet_version, container_runtime = EXCLUDED.container_runtime,
       labels = EXCLUDED.labels, taints = EXCLUDED.taints, first_seen_at = EXCLUDED.first_seen_at,
-      deleted_at = EXCLUDED.deleted_at, updated_at = now()`;
+      deleted_at = EXCLUDED.deleted_at, updated_at = now(), boot_id = EXCLUDED.boot_id, change_note = EXCLUDED.change_note`;
 }
 
 function json(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
@@ -152,6 +153,8 @@ function fromRow(row: {
   containerRuntime: string;
   labels: unknown;
   taints: unknown;
+  bootId: string;
+  changeNote: string | null;
   firstSeenAt: Date;
   deletedAt: Date | null;
 }): NodeSnapshot {
@@ -163,6 +166,8 @@ function fromRow(row: {
     containerRuntime: row.containerRuntime,
     labels: row.labels as Record<string, string>,
     taints: row.taints as Taint[],
+    bootId: row.bootId,
+    changeNote: row.changeNote,
     firstSeenAt: row.firstSeenAt,
     deletedAt: row.deletedAt,
   };

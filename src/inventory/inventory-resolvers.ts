@@ -38,7 +38,7 @@ function memo<K extends object, V>(compute: (key: K) => V): (key: K) => V {
 }
 
 /** Node fields resolved by the history and maintenance concerns (history-resolvers.ts, maintenance-resolvers.ts). */
-type NodeFieldsOfOtherConcerns = "conditionTransitions" | "maintenanceEvents" | "activeDrain"
+type NodeFieldsOfOtherConcerns = "conditionTransitions" | "maintenanceEvents" | "activeDrain" | "changes"
   | NodeFactsFields;
 
 /** Query.clusters, Query.nodes, Query.node and the Node, Pod and Cluster fields. */

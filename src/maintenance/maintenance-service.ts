@@ -179,11 +179,21 @@ export class MaintenanceService {
     return cancelled;
   }
 
+  /** The drains this replica is executing now. */
+  runningIds(): string[] {
+    return [...this.runners.keys()];
+  }
+
   /** The freshest state: this replica's runner if it runs the drain, else the database. */
   async get(id: string): Promise<DrainOperation | undefined> {
     const local = this.runners.get(id);
     if (local) return local.visible;
     return this.o.store.get(id);
+  }
+
+  /** `operation` as fresh as `get` has it: this replica's runner's state when it runs it. */
+  freshest(operation: DrainOperation): DrainOperation {
+    return this.runners.get(operation.id)?.visible ?? operation;
   }
 
   /** Each node's active drain, as fresh as `get` has it (this replica's runners ahead of their last save). */

@@ -54,7 +54,9 @@ describe("heartbeats from the kubelets' Leases in kube-node-lease", () => {
     const second = await caughtUp();
     assert.equal(second.get(silent)!.heartbeatTime, last, "its Lease is not renewed");
     const grown = second.get(silent)!.heartbeatAgeSeconds - first.get(silent)!.heartbeatAgeSeconds;
-    assert.ok(grown >= 10, `its age grew by ${grown} s over 10 simulated seconds`);
+    // The cluster's clock is estimated from the latest renewals, which arrive a little late on a
+    // busy machine: the estimate may move by a fraction of a second between two reads.
+    assert.ok(grown > 9 && grown < 11, `its age grew by ${grown} s over 10 simulated seconds`);
     assert.ok(second.get(silent)!.heartbeatAgeSeconds >= 19, `age ${second.get(silent)!.heartbeatAgeSeconds} s after 20 simulated seconds`);
     for (const n of names.filter((n) => n !== silent)) {
       assert.ok(second.get(n)!.heartbeatAgeSeconds < second.get(silent)!.heartbeatAgeSeconds - 9, `${n} renewed: age ${second.get(n)!.heartbeatAgeSeconds} s`);

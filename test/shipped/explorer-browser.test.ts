@@ -79,7 +79,7 @@ describe("the API explorer in a real browser", () => {
     await replaceQuery(page, "subscription { maintenanceEvents { kind } }");
     await page.locator(".graphiql-execute-button").click();
     // The explorer's graphql-ws client may have connected already; the subscribe frame is this operation's.
-    const subscribed = await eventually(() => frames.find((f) => f.sent && f.payload.includes('"type":"subscribe"') && f.payload.includes("maintenanceEvents")), "the subscribe frame", 30_000);
+    const subscribed = await eventually(() => frames.find((f) => f.sent && f.payload.includes('"type":"subscribe"') && f.payload.includes("maintenanceEvents")), "the subscribe frame", 90_000);
     assert.equal(subscribed.url, `${program.url.replace(/^http/, "ws")}/graphql`);
     assert.ok(frames.some((f) => !f.sent && f.payload.includes('"type":"connection_ack"') && f.url === subscribed.url), "acknowledged by the service");
   });

@@ -19,6 +19,10 @@ import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
 import { send, type RequestRecord, type Target } from "./request.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
+import { AccessControl } from "./access-control.js";
+import type { UserInfo } from "./authentication.js";
+import { requestAttributes } from "./request-info.js";
+import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
 
 export type { RequestRecord } from "./request.js";
 
@@ -27,6 +31,8 @@ export interface ApiServerOptions extends Partial<ServerIdentity> {
   bookmarkIntervalMs?: number;
   /** Longest request log kept. */
   logSize?: number;
+  /** Authenticate every request by bearer token and authorise it by RBAC (`sim --rbac`). */
+  rbac?: boolean;
 }
 
 const DEFAULT_LOG_SIZE = 5000;
@@ -36,6 +42,8 @@ export class ApiServer {
   readonly log: RequestRecord[] = [];
   readonly counts = new Map<string, number>();
   private readonly watches: WatchServer;
+  /** Authentication, impersonation and authorization (enforced with `rbac`). */
+  readonly access: AccessControl;
   /** host:port the server listens on, as discovery reports it. */
   serverAddress = "127.0.0.1:0";
 
@@ -44,6 +52,7 @@ export class ApiServer {
     private readonly options: ApiServerOptions = {},
   ) {
     this.watches = new WatchServer(cluster, options.bookmarkIntervalMs);
+    this.access = new AccessControl(cluster, options.rbac ?? false);
     this.identity = { listenHost: options.listenHost ?? "127.0.0.1", scheme: options.scheme ?? "http" };
   }
 
@@ -60,7 +69,7 @@ export class ApiServer {
 
   /** The node:http request listener. */
   handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const record: RequestRecord = { method: req.method ?? "GET", verb: "", resource: "", subresource: "", namespace: "", name: "", path: req.url ?? "/", code: 200, userAgent: String(req.headers["user-agent"] ?? ""), impersonatedUser: String(req.headers["impersonate-user"] ?? "") };
+    const record: RequestRecord = { method: req.method ?? "GET", verb: "", resource: "", subresource: "", namespace: "", name: "", path: req.url ?? "/", code: 200, userAgent: String(req.headers["user-agent"] ?? ""), impersonatedUser: String(req.headers["impersonate-user"] ?? ""), user: "" };
     res.on("finish", () => this.recordRequest(record, res.statusCode));
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -71,7 +80,12 @@ export class ApiServer {
         const refused = refusal({ method: req.method ?? "GET", headers: req.headers, bodyLength: body.length }, this.identity);
         if (refused) throw refused;
         this.cluster.tick();
-        this.route(req, res, body, record);
+        // Then who is asking and whether they may, from the URL alone (403 comes before 404).
+        const url = new URL(req.url ?? "/", "http://sim");
+        const user = this.access.identify(req.headers, url.pathname);
+        record.user = user.username;
+        this.access.authorize(user, requestAttributes(req.method ?? "GET", url));
+        this.route(req, res, body, record, user);
       } catch (err) {
         this.fail(res, err);
       }
@@ -100,7 +114,7 @@ export class ApiServer {
     send(this.cluster, res, e.code, e.status);
   }
 
-  private route(req: IncomingMessage, res: ServerResponse, body: Buffer, record: RequestRecord): void {
+  private route(req: IncomingMessage, res: ServerResponse, body: Buffer, record: RequestRecord, user: UserInfo): void {
     const url = new URL(req.url ?? "/", "http://sim");
     const method = req.method ?? "GET";
     const route = resolveRoute(url, method, this.serverAddress);
@@ -115,11 +129,19 @@ export class ApiServer {
     record.namespace = t.namespace ?? "";
     record.name = t.name ?? "";
     record.verb = route.verb;
-    this.serveResource(t, route.verb, url.searchParams, req, res, body);
+    this.serveResource(t, route.verb, url.searchParams, req, res, body, user);
   }
 
-  private serveResource(t: Target, verb: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  private serveResource(t: Target, verb: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, body: Buffer, user: UserInfo): void {
     const c = this.cluster;
+    if (REVIEW_GROUPS.has(t.def.group)) {
+      if (verb !== "create") throw methodNotAllowed();
+      return serveReview(c, this.access, user, t, body, res);
+    }
+    if (t.subresource === "token") {
+      if (verb !== "create") throw methodNotAllowed();
+      return serveTokenRequest(c, this.access, t, body, res);
+    }
     if (t.def.virtual) {
       if (req.method !== "GET") throw methodNotAllowed();
       return serveMetrics(c, t, q, res);
