@@ -149,6 +149,12 @@ describe("node events, live and kept", () => {
   });
 
   test("nodeEvents pages newest first with cursors; bad arguments are BAD_USER_INPUT, an unknown cluster NOT_FOUND", async () => {
+    // Five events of its own, a simulated second apart, so the test runs alone too.
+    for (let i = 0; i < 5; i++) {
+      sim.sim.cluster.nodeEvent(node, `Paging${i}`, `paging test ${i}`);
+      sim.sim.cluster.advance(1_000);
+    }
+    await eventually(async () => (await recorded(url, { node, reason: "Paging4" })).length === 1, "recorded", 10_000);
     const all = await recorded(url, { node }, 1000);
     assert.ok(all.length >= 5);
     const seen: string[] = [];
@@ -163,6 +169,9 @@ describe("node events, live and kept", () => {
     const errorOf = async (variables: Record<string, unknown>) => (await graphql(url, RECORDED, variables)).body.errors?.[0];
     assert.equal((await errorOf({ first: -1 }))?.extensions.code, "BAD_USER_INPUT");
     assert.equal((await errorOf({ after: "bm90IGEgY3Vyc29y" }))?.extensions.code, "BAD_USER_INPUT");
+    const cursor = (payload: object) => Buffer.from(JSON.stringify(payload)).toString("base64url");
+    assert.equal((await errorOf({ after: cursor({ l: "nodeEvents", a: Date.now(), i: "9999999999999999999" }) }))?.extensions.code, "BAD_USER_INPUT", "an id past int64");
+    assert.equal((await errorOf({ after: cursor({ l: "transitions", a: Date.now(), i: "1" }) }))?.extensions.code, "BAD_USER_INPUT", "another list's cursor");
     assert.equal((await errorOf({ f: { since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z" } }))?.extensions.code, "BAD_USER_INPUT");
     const unknown = await errorOf({ f: { cluster: "nope" } });
     assert.equal(unknown?.extensions.code, "NOT_FOUND");
