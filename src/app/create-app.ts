@@ -250,7 +250,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       sampler.start();
       // Node events follow the history lease too; they are written apart from node history (own queue, own table).
       const nodeEventsStore = new NodeEventsStore(database, logger);
-      nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster) });
+      nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster), leadership: leader.leadership });
       nodeEvents.start();
 
       const resolverSets = [

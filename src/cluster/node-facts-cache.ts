@@ -43,6 +43,8 @@ export class NodeFactsCache extends EventEmitter<{ event: [CachedNodeEvent]; eve
   private readonly renewals = new Map<string, number>();
   /** renewTime − arrival of recent renewals seen on the watch, in ms. */
   private readonly skews: number[] = [];
+  /** Their median, until the next renewal. */
+  private skew: number | undefined;
   private readonly eventReflector: Reflector<CachedNodeEvent | undefined>;
   private readonly leaseReflector: Reflector<number | undefined>;
 
@@ -104,8 +106,9 @@ export class NodeFactsCache extends EventEmitter<{ event: [CachedNodeEvent]; eve
    */
   clusterNow(): number {
     if (this.skews.length === 0) return Date.now();
-    const sorted = [...this.skews].sort((a, b) => a - b);
-    return Date.now() + sorted[sorted.length >> 1]!;
+    // Asked for every node of a page (age, staleHeartbeat): the median only changes with a renewal.
+    if (this.skew === undefined) this.skew = [...this.skews].sort((a, b) => a - b)[this.skews.length >> 1]!;
+    return Date.now() + this.skew;
   }
 
   private eventSink(): ReflectorSink<CachedNodeEvent | undefined> {
@@ -159,6 +162,7 @@ export class NodeFactsCache extends EventEmitter<{ event: [CachedNodeEvent]; eve
         if (this.renewals.get(node) !== renewed) {
           this.skews.push(renewed - Date.now());
           if (this.skews.length > SKEW_SAMPLES) this.skews.shift();
+          this.skew = undefined;
         }
         this.renewals.set(node, renewed);
       },

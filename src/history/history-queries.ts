@@ -130,7 +130,7 @@ function eventView(row: EventRow): MaintenanceEventView {
 }
 
 /** Which list a cursor belongs to: a transition cursor is no position among events. */
-export type CursorList = "transitions" | "events" | "changes" | "drains";
+export type CursorList = "transitions" | "events" | "changes" | "drains" | "nodeEvents";
 
 export interface Position {
   at: Date;

@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import type { ClusterCache, NodeChange } from "../cluster/cluster-cache.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import { LeaseElector } from "../cluster/lease-elector.js";
@@ -69,6 +70,8 @@ export class HistoryRecorder {
   private loop: Promise<void> | undefined;
   private stopped = false;
   private needsReconcile = false;
+  /** "started" with a cluster's name when this replica takes its Lease (node events follow it). */
+  readonly leadership = new EventEmitter<{ started: [string] }>();
   readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0 };
 
   constructor(options: HistoryRecorderOptions) {
@@ -93,6 +96,7 @@ export class HistoryRecorder {
           this.leading.add(cache.name);
           this.status.leaderOf = [...this.leading];
           this.push({ kind: "reconcile", cluster: cache.name });
+          this.leadership.emit("started", cache.name);
         },
         onStoppedLeading: () => {
           this.leading.delete(cache.name);
@@ -188,8 +192,9 @@ export class HistoryRecorder {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
       }
-      const [batch, count] = await this.nextBatch();
       try {
+        // A reconcile reads the database too: inside the try, so an outage is retried, not fatal.
+        const [batch, count] = await this.nextBatch();
         if (batch.length) await this.write(batch);
         this.queue.splice(0, count);
         this.status.pending = this.queue.length;

@@ -10,6 +10,7 @@
  * answers: the watch cache holds every event Kubernetes still has, so only events that were
  * both created and deleted while nothing could be written are lost.
  */
+import type { EventEmitter } from "node:events";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { CachedNodeEvent } from "../cluster/node-event.js";
 import { PeriodicTask } from "../lifecycle/periodic-task.js";
@@ -22,6 +23,8 @@ export interface NodeEventsRecorderOptions {
   logger: Logger;
   /** Whether this replica records `cluster`'s history (the history recorder's Lease). */
   leads(cluster: string): boolean;
+  /** Says when this replica takes a cluster's Lease, so its events are written at once (else the next check finds out). */
+  leadership?: Pick<EventEmitter<{ started: [string] }>, "on" | "off">;
   /** Events waiting to be written at most; beyond, the oldest go and a rewrite follows. */
   bufferSize?: number;
   batchSize?: number;
@@ -37,7 +40,7 @@ export interface NodeEventsRecorderStatus {
 }
 
 export class NodeEventsRecorder {
-  private readonly o: Required<NodeEventsRecorderOptions>;
+  private readonly o: Required<Omit<NodeEventsRecorderOptions, "leadership">> & Pick<NodeEventsRecorderOptions, "leadership">;
   private readonly pending = new Map<string, { event: CachedNodeEvent; seenAt: Date }>();
   private readonly leading = new Set<string>();
   private readonly unsubscribe: (() => void)[] = [];
@@ -60,6 +63,9 @@ export class NodeEventsRecorder {
       cache.facts.on("event", onEvent).on("eventsRelisted", onRelisted);
       this.unsubscribe.push(() => cache.facts.off("event", onEvent).off("eventsRelisted", onRelisted));
     }
+    const onLeading = () => this.checkLeadership();
+    this.o.leadership?.on("started", onLeading);
+    this.unsubscribe.push(() => this.o.leadership?.off("started", onLeading));
     this.leadership.start();
     this.loop = this.run();
   }
@@ -81,9 +87,10 @@ export class NodeEventsRecorder {
       const leads = this.o.leads(cache.name);
       if (leads && !this.leading.has(cache.name)) {
         this.leading.add(cache.name);
+        this.o.logger.debug({ cluster: cache.name }, "recording node events");
         this.pushAll(cache.name);
-      } else if (!leads) {
-        this.leading.delete(cache.name);
+      } else if (!leads && this.leading.delete(cache.name)) {
+        this.o.logger.debug({ cluster: cache.name }, "no longer recording node events");
       }
     }
   }

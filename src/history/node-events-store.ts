@@ -4,12 +4,14 @@
  */
 import type { CachedNodeEvent } from "../cluster/node-event.js";
 import type { Database } from "../db/database.js";
+import { forCaller } from "../db/database-errors.js";
 import { Prisma } from "../db/generated/client.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { NodeEvent, NodeEventConnection, NodeEventFilter } from "../graphql/generated/resolvers-types.js";
-import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
+import { encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
 import { pageSize } from "../graphql/page-size.js";
 import type { Logger } from "../log/logger.js";
+import { decodeCursor } from "./history-queries.js";
 
 /** An event as recorded: `lastSeen` is never missing (see the model). */
 export interface NodeEventRow {
@@ -46,8 +48,6 @@ export function rowOf(event: CachedNodeEvent, observedAt: Date): NodeEventRow {
 
 /** Rows per INSERT: 11 parameters each, far below PostgreSQL's 65,535. */
 const ROWS_PER_STATEMENT = 500;
-
-const NOT_A_CURSOR = "after: not a cursor of this list";
 
 export class NodeEventsStore {
   constructor(
@@ -87,12 +87,12 @@ export class NodeEventsStore {
   /**
    * Query.nodeEvents: newest first by last seen, `first` (100 by default, at most 5000) after
    * the `after` cursor; since/until bound the last-seen time, [since, until).
-   * @throws AppError BAD_USER_INPUT for a bad `first`, `after` or interval; UNAVAILABLE when the database fails.
+   * @throws AppError BAD_USER_INPUT for a bad `first`, `after` or interval; UNAVAILABLE when the database cannot be reached.
    */
   async nodeEvents(filter: NodeEventFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<NodeEventConnection> {
     const f = filter ?? {};
     const size = pageSize(first);
-    const position = after != null ? decodeCursor(after) : null;
+    const position = after != null ? decodeCursor("nodeEvents", after) : null;
     if (f.since != null && f.until != null && f.since.getTime() >= f.until.getTime()) {
       throw new AppError(ErrorCode.BAD_USER_INPUT, "filter.since must be before filter.until");
     }
@@ -109,25 +109,17 @@ export class NodeEventsStore {
         ...(position ? [{ lastSeen: { lte: position.at }, OR: [{ lastSeen: { lt: position.at } }, { id: { lt: position.id } }] }] : []),
       ],
     };
-    let rows: (NodeEventRow & { id: bigint })[];
-    try {
-      rows = await this.database.prisma.nodeEvent.findMany({ where, orderBy: [{ lastSeen: "desc" }, { id: "desc" }], take: size + 1 });
-    } catch (error) {
-      this.logger?.warn({ err: error }, "node events query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the history database cannot be reached");
-    }
+    // Only a lost connection is UNAVAILABLE; any other failure is a bug, answered INTERNAL_SERVER_ERROR.
+    const rows = await forCaller(
+      () => this.database.prisma.nodeEvent.findMany({ where, orderBy: [{ lastSeen: "desc" }, { id: "desc" }], take: size + 1 }),
+      "the history database cannot be reached",
+      this.logger,
+    );
     const edges = rows.slice(0, size).map((row) => ({ cursor: encodeOpaqueCursor({ l: "nodeEvents", a: row.lastSeen.getTime(), i: String(row.id) }), node: recordedView(row) }));
     return { edges, pageInfo: { hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 }
 
-function decodeCursor(cursor: string): { at: Date; id: bigint } {
-  const p = decodeOpaqueCursor(cursor, NOT_A_CURSOR) as { l?: unknown; a?: unknown; i?: unknown } | null;
-  if (typeof p !== "object" || p === null || p.l !== "nodeEvents" || typeof p.a !== "number" || !Number.isSafeInteger(p.a) || typeof p.i !== "string" || !/^[0-9]{1,19}$/.test(p.i)) {
-    throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
-  }
-  return { at: new Date(p.a), id: BigInt(p.i) };
-}
 
 /** A recorded event as the API serves it: the same `id` (the Event's uid) as the live one. */
 export function recordedView(row: NodeEventRow): NodeEvent {

@@ -31,7 +31,7 @@ function grants(rules: Rule[]): string[] {
 
 const rbacRules = (objects: KubeObject[]): Rule[] => objects.filter((o) => o.kind === "ClusterRole" || o.kind === "Role").flatMap((o) => o.rules as Rule[]);
 
-/** What the service calls (src/cluster: reflector, writer, metrics poller, lease elector), the least it can run with. */
+/** What the service calls (src/cluster: reflector, writer, metrics poller, node facts cache, lease elector), the least it can run with. */
 const CLUSTER_GRANTS = [
   "/nodes:get", "/nodes:list", "/nodes:watch", "/nodes:patch",
   "/pods:get", "/pods:list", "/pods:watch", "/pods:delete",
@@ -39,6 +39,8 @@ const CLUSTER_GRANTS = [
   "apps/daemonsets:get",
   "/events:list", "/events:watch",
   "metrics.k8s.io/nodes:list",
+  "/events:list", "/events:watch",
+  "coordination.k8s.io/leases:list", "coordination.k8s.io/leases:watch",
 ];
 const LEASE_GRANTS = ["coordination.k8s.io/leases:get", "coordination.k8s.io/leases:create", "coordination.k8s.io/leases:update"];
 const NODE_LEASE_GRANTS = ["coordination.k8s.io/leases:list", "coordination.k8s.io/leases:watch"];

@@ -7,7 +7,7 @@ import pg from "pg";
 import type { App } from "../../src/app/create-app.js";
 import { R } from "../../src/sim/index.js";
 import { graphql, startTestApp } from "../support/app.js";
-import { BACKENDS } from "../support/databases.js";
+import { BACKENDS, setDatabaseDown } from "../support/databases.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
 const EVENT = "id cluster node type reason message count firstSeen lastSeen source";
@@ -149,6 +149,12 @@ describe("node events, live and kept", () => {
   });
 
   test("nodeEvents pages newest first with cursors; bad arguments are BAD_USER_INPUT, an unknown cluster NOT_FOUND", async () => {
+    // Five events of its own, a simulated second apart, so the test runs alone too.
+    for (let i = 0; i < 5; i++) {
+      sim.sim.cluster.nodeEvent(node, `Paging${i}`, `paging test ${i}`);
+      sim.sim.cluster.advance(1_000);
+    }
+    await eventually(async () => (await recorded(url, { node, reason: "Paging4" })).length === 1, "recorded", 10_000);
     const all = await recorded(url, { node }, 1000);
     assert.ok(all.length >= 5);
     const seen: string[] = [];
@@ -163,6 +169,9 @@ describe("node events, live and kept", () => {
     const errorOf = async (variables: Record<string, unknown>) => (await graphql(url, RECORDED, variables)).body.errors?.[0];
     assert.equal((await errorOf({ first: -1 }))?.extensions.code, "BAD_USER_INPUT");
     assert.equal((await errorOf({ after: "bm90IGEgY3Vyc29y" }))?.extensions.code, "BAD_USER_INPUT");
+    const cursor = (payload: object) => Buffer.from(JSON.stringify(payload)).toString("base64url");
+    assert.equal((await errorOf({ after: cursor({ l: "nodeEvents", a: Date.now(), i: "9999999999999999999" }) }))?.extensions.code, "BAD_USER_INPUT", "an id past int64");
+    assert.equal((await errorOf({ after: cursor({ l: "transitions", a: Date.now(), i: "1" }) }))?.extensions.code, "BAD_USER_INPUT", "another list's cursor");
     assert.equal((await errorOf({ f: { since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z" } }))?.extensions.code, "BAD_USER_INPUT");
     const unknown = await errorOf({ f: { cluster: "nope" } });
     assert.equal(unknown?.extensions.code, "NOT_FOUND");
@@ -203,6 +212,54 @@ describe("node events are stored exactly once across restarts and replicas", () 
       await client.end();
       await a.app.stop();
       await b.app.stop();
+      await sim.stop();
+      await fresh.drop();
+    }
+  });
+});
+
+describe("node events across a database outage", () => {
+  test("events seen while the database refuses connections are written once it is back, an event already deleted by then included", async () => {
+    const sim = await startSimWithKubeconfig({ nodes: 2, seed: 14, clockSpeed: 0 });
+    const fresh = await postgres.create();
+    const database = new URL((fresh.config as { url: string }).url).pathname.slice(1);
+    const { app, url } = await startTestApp(
+      { clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, database: fresh.config },
+      { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 } },
+    );
+    const rows = async () => {
+      const client = new pg.Client({ connectionString: (fresh.config as { url: string }).url });
+      await client.connect();
+      try {
+        return (await client.query(`SELECT uid, reason, count FROM node_event ORDER BY uid`)).rows as { uid: string; reason: string; count: number }[];
+      } finally {
+        await client.end();
+      }
+    };
+    const cluster = sim.sim.cluster;
+    const node = cluster.nodeNames()[1]!;
+    const held = () => (cluster.list(R.events) as any[]).map((e) => ({ uid: e.metadata.uid, reason: e.reason, count: e.count }));
+    const byUid = (list: { uid: string }[]) => [...list].sort((x, y) => (x.uid < y.uid ? -1 : 1));
+    try {
+      await eventually(async () => (await graphql(url, "{ service { history { leaderOf pendingWrites } } }")).body.data?.service.history.leaderOf.includes("sim"), "leading", 20_000);
+      await eventually(async () => (await graphql(url, "{ service { history { pendingWrites } } }")).body.data?.service.history.pendingWrites === 0, "initial history written", 20_000);
+      await setDatabaseDown(database, true);
+      for (let i = 0; i < 4; i++) {
+        cluster.setNodeCondition(node, "Ready", i % 2 === 0 ? "False" : "True");
+        cluster.advance(2_000);
+      }
+      cluster.setNodeCondition(node, "PIDPressure", "True");
+      const pressure = (cluster.list(R.events) as any[]).find((e) => e.reason === "NodeHasInsufficientPID")!;
+      const deleted = { uid: pressure.metadata.uid, reason: pressure.reason, count: pressure.count };
+      // Seen by the watch (the cache hands each event to the recorder as it stores it), then
+      // gone from Kubernetes before the database is back.
+      await eventually(async () => (await live(url, node)).some((e) => e.id === deleted.uid), "the watch sees it", 10_000);
+      await sim.kubectl("delete", "event", pressure.metadata.name, "-n", "default");
+      await setDatabaseDown(database, false);
+      await eventually(async () => JSON.stringify(await rows()) === JSON.stringify(byUid([...held(), deleted])), "everything seen during the outage is recorded, once", 30_000);
+    } finally {
+      await setDatabaseDown(database, false);
+      await app.stop();
       await sim.stop();
       await fresh.drop();
     }

@@ -77,6 +77,8 @@ describe("heartbeats from the kubelets' Leases in kube-node-lease", () => {
     const stale = await heartbeats({ staleHeartbeat: true });
     assert.deepEqual([...stale.keys()], [overdue]);
     assert.equal(stale.get(overdue)!.ready, "TRUE");
+    const report = (await graphql(url, "{ capacityReport(filter: { staleHeartbeat: true }) { total { nodeCount } } }")).body;
+    assert.equal(report.data?.capacityReport.total.nodeCount, 1, "capacityReport takes the same filter");
     const fresh = await heartbeats({ staleHeartbeat: false });
     assert.deepEqual([...fresh.keys()].sort(), names.filter((n) => n !== overdue).sort());
   });
