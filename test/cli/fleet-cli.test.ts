@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import type { App } from "../../src/app/create-app.js";
 import { graphql, startTestApp } from "../support/app.js";
-import { BIN, finished, runCli } from "../support/cli.js";
+import { BIN, finished, runCli, spawnCli } from "../support/cli.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
 const ALL_FLAGS = ["--ignore-daemonsets", "--delete-emptydir-data", "--force"];
@@ -146,6 +146,19 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.match(run.stdout, /^error when evicting pod payments\/\S+ \(will retry\): blocked by PodDisruptionBudget ledger/m);
     assert.match(run.stdout.trimEnd().split("\n").at(-1)!, /^error: .*timeout/);
+    await cli(["uncordon", ledgerNode]);
+  });
+
+  test("Ctrl-C stops the drain as it stops kubectl drain: CANCELLED, the node stays cordoned, exit 1", async () => {
+    const child = spawnCli(["drain", ledgerNode, ...ALL_FLAGS, "--url", url]);
+    const done = finished(child, 60_000);
+    let seen = "";
+    await new Promise<void>((resolve) => child.stdout!.on("data", (d) => (seen += d) && seen.includes("(will retry)") && resolve()));
+    child.kill("SIGINT");
+    const run = await done;
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stdout.trimEnd().split("\n").at(-1)!, new RegExp(`^drain of node/${ledgerNode} cancelled: cancelled by local-admin; the node stays cordoned$`));
+    assert.equal((sim.sim.cluster.get("nodes", ledgerNode) as any).spec.unschedulable, true);
     await cli(["uncordon", ledgerNode]);
   });
 
