@@ -13,6 +13,7 @@
 
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
+import { forCaller } from "../db/database-errors.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type {
   ConditionStatus,
@@ -24,6 +25,7 @@ import type {
   PageInfo,
   TransitionFilter,
 } from "../graphql/generated/resolvers-types.js";
+import { EARLIEST, LATEST } from "../graphql/date-time.js";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
 import { pageSize } from "../graphql/page-size.js";
 import type { MaintenanceEventKind } from "./history-model.js";
@@ -141,6 +143,7 @@ function encodeCursor(list: CursorList, row: { at: Date; id: bigint }): string {
 }
 
 const NOT_A_CURSOR = "after: not a cursor of this list";
+const INT64_MAX = 2n ** 63n - 1n;
 
 export function decodeCursor(list: CursorList, cursor: string): Position {
   const p = decodeOpaqueCursor(cursor, NOT_A_CURSOR) as { l?: unknown; a?: unknown; i?: unknown } | null;
@@ -150,9 +153,12 @@ export function decodeCursor(list: CursorList, cursor: string): Position {
     p.l !== list ||
     typeof p.a !== "number" ||
     !Number.isSafeInteger(p.a) ||
-    Number.isNaN(new Date(p.a).getTime()) ||
+    p.a < EARLIEST ||
+    p.a > LATEST ||
     typeof p.i !== "string" ||
-    !/^[0-9]{1,19}$/.test(p.i)
+    !/^[0-9]{1,19}$/.test(p.i) ||
+    // Row ids are PostgreSQL bigints: a larger one is no row's, and the database would refuse it.
+    BigInt(p.i) > INT64_MAX
   ) {
     throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
   }
@@ -182,7 +188,7 @@ export function atRange(since: Date | null | undefined, until: Date | null | und
 
 export const NEWEST_FIRST = [{ at: "desc" }, { id: "desc" }] as const;
 
-/** Reads recorded history. Every database failure becomes AppError UNAVAILABLE, with no SQL or connection detail. */
+/** Reads recorded history. A database that cannot be reached is AppError UNAVAILABLE, with no SQL or connection detail. */
 export class HistoryQueries {
   /**
    * @param database where the recorder writes; only `database.prisma` is used.
@@ -364,14 +370,9 @@ export class HistoryQueries {
     return rows.map(eventView);
   }
 
-  private async read<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      this.logger?.warn({ err: error }, "history query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the history database cannot be reached");
-    }
+  /** A lost database is UNAVAILABLE; any other failure stays what it is (INTERNAL_SERVER_ERROR, logged). */
+  private read<T>(run: () => Promise<T>): Promise<T> {
+    return forCaller(run, "the history database cannot be reached", this.logger);
   }
 }
 

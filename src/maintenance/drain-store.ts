@@ -1,5 +1,6 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
+import { forCaller } from "../db/database-errors.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { MaintenanceEventKind } from "../history/history-model.js";
 import { ACTIVE_STATUSES, type DrainOperation, type DrainPodState, type DrainStatus } from "./drain-operation.js";
@@ -223,14 +224,9 @@ export class DrainStore {
     return rows.map(fromRow);
   }
 
-  /** A caller's request that fails on the database gets UNAVAILABLE, never the driver's words. */
-  private async guarded<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      throw new AppError(ErrorCode.UNAVAILABLE, "the database cannot be reached");
-    }
+  /** A caller's request that loses the database gets UNAVAILABLE, never the driver's words; any other failure stays itself (INTERNAL_SERVER_ERROR, logged). */
+  private guarded<T>(run: () => Promise<T>): Promise<T> {
+    return forCaller(run, "the database cannot be reached");
   }
 }
 

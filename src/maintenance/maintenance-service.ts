@@ -40,6 +40,8 @@ export interface MaintenanceServiceOptions {
   /** A drain's timeout when its options give none. */
   defaultTimeoutSeconds?: number;
   tuning?: MaintenanceTuning;
+  /** Sees every drain state this replica publishes (metrics count the final ones). */
+  observe?: (operation: DrainOperation) => void;
 }
 
 const MAX_REASON_LENGTH = 1_000;
@@ -168,7 +170,9 @@ export class MaintenanceService {
       drainEvent(op, "DRAIN_CANCELLED", { actor: principal.subject, detail: op.message }),
     );
     if (!ended) {
-      const now = await this.get(id);
+      // The database, not this replica's runner: a runner just cancelled may not have ended yet,
+      // and its last visible state still says RUNNING.
+      const now = await this.o.store.get(id);
       if (now?.status === "CANCELLED") return now;
       throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${now?.status ?? "unknown"}`);
     }
@@ -183,6 +187,11 @@ export class MaintenanceService {
     await this.publish(cancelled, ended.eventIds);
     this.o.logger.info({ operation: id, actor: principal.subject }, "drain cancelled");
     return cancelled;
+  }
+
+  /** The drains this replica is executing now. */
+  runningIds(): string[] {
+    return [...this.runners.keys()];
   }
 
   /** The freshest state: this replica's runner if it runs the drain, else the database. */
@@ -330,6 +339,7 @@ export class MaintenanceService {
   }
 
   private async publish(operation: DrainOperation, maintenance: string[]): Promise<void> {
+    this.o.observe?.(operation);
     await this.o.pubsub
       .publish({ cluster: operation.cluster, node: operation.node, transitions: [], maintenance, drain: operation.id, from: this.identity, at: new Date().toISOString() })
       .catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not publish drain progress"));

@@ -14,7 +14,7 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
 import type { QueryAvailabilityReportArgs } from "../graphql/generated/resolvers-types.js";
-import { AppError, ErrorCode } from "../graphql/errors.js";
+import { callerDatabaseError } from "../db/database-errors.js";
 import type { Logger } from "../log/logger.js";
 import {
   availabilityRequest,
@@ -82,8 +82,7 @@ export class AvailabilityQueries {
     try {
       histories = await this.histories(request);
     } catch (error) {
-      this.logger?.warn({ err: error }, "availability report query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the history database cannot be reached");
+      throw callerDatabaseError(error, "the history database cannot be reached", this.logger);
     }
     return buildAvailabilityReport(request, histories, this.now());
   }
