@@ -12,14 +12,22 @@ import { request, ServiceError, serviceTarget, subscribe, type ServiceTarget } f
 
 export type FleetCommand = "nodes" | "cordon" | "uncordon" | "label" | "taint" | "drain";
 
-/** Where the command writes: stdout, stderr, and whether stdout is a terminal (the progress bar). */
+/** Where the command writes: stdout, stderr, and whether stdout is a terminal (the progress bar) of how many columns. */
 export interface FleetIo {
   out: (text: string) => void;
   err: (text: string) => void;
   tty: boolean;
+  columns?: number;
 }
 
-const PROCESS_IO: FleetIo = { out: (t) => void process.stdout.write(t), err: (t) => void process.stderr.write(t), tty: Boolean(process.stdout.isTTY) };
+const PROCESS_IO: FleetIo = {
+  out: (t) => void process.stdout.write(t),
+  err: (t) => void process.stderr.write(t),
+  tty: Boolean(process.stdout.isTTY),
+  get columns() {
+    return process.stdout.columns;
+  },
+};
 
 const SERVICE_OPTIONS = { url: { type: "string" }, token: { type: "string" } } as const;
 
@@ -250,15 +258,30 @@ async function drain(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
       for (const warning of next.warnings) io.out(`Warning: ${warning}\n`);
     }
     // The bar rewrites its own line; the final line replaces it.
-    io.out(`\r\x1b[2K${isFinal(next.status) ? finalLine(next) + "\n" : progressLine(next)}`);
+    // A bar wider than the terminal would wrap, and only its last line would be redrawn.
+    const bar = progressLine(next);
+    const fitted = io.columns && bar.length >= io.columns ? bar.slice(0, Math.max(1, io.columns - 2)) + "…" : bar;
+    io.out(`\r\x1b[2K${isFinal(next.status) ? finalLine(next) + "\n" : fitted}`);
   };
-  show(last, undefined);
-  if (!isFinal(last.status)) {
-    await subscribe<{ drainProgress: DrainState }>(target, `subscription($id: ID!) { drainProgress(id: $id) { ${DRAIN_FIELDS} } }`, { id: last.id }, (data) => {
-      const next = data.drainProgress;
-      show(next, last);
-      last = next;
-    });
+  if (isFinal(last.status)) show(last, undefined);
+  else {
+    // Ctrl-C stops the drain, as it stops kubectl drain: cancelled, the node stays cordoned.
+    const id = last.id;
+    const interrupt = () => {
+      process.off("SIGINT", interrupt);
+      void request(target, `mutation($id: ID!) { cancelDrain(id: $id) { status } }`, { id }).catch((error: Error) => io.err(`node-inventory: could not cancel drain ${id}: ${error.message}\n`));
+    };
+    process.on("SIGINT", interrupt);
+    try {
+      show(last, undefined);
+      await subscribe<{ drainProgress: DrainState }>(target, `subscription($id: ID!) { drainProgress(id: $id) { ${DRAIN_FIELDS} } }`, { id }, (data) => {
+        const next = data.drainProgress;
+        show(next, last);
+        last = next;
+      });
+    } finally {
+      process.off("SIGINT", interrupt);
+    }
   }
   if (!isFinal(last.status)) throw new ServiceError(`the drain's progress ended before the drain did (${last.status}); follow it with drainOperation(id: "${last.id}")`);
   return last.status === "SUCCEEDED" ? 0 : 1;

@@ -68,7 +68,8 @@ ${EXITS}`,
 
 Cordons the node and evicts its pods as \`kubectl drain\` does (drainNode), then follows the
 drain (drainProgress): a progress bar naming the PodDisruptionBudget that blocks on a
-terminal, one line per change when piped. ${NODE}
+terminal, one line per change when piped. Ctrl-C cancels the drain (the node stays
+cordoned). ${NODE}
 
 Options:
   --ignore-daemonsets      leave DaemonSet-managed pods

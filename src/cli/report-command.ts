@@ -24,8 +24,9 @@ import {
   type ReportFormat,
 } from "./report-format.js";
 import { parseDuration } from "./durations.js";
+import { DEFAULT_SERVICE_URL, errorLine, post, ServiceError, type GraphqlResult } from "./service-client.js";
 
-export const DEFAULT_SERVICE_URL = "http://127.0.0.1:4000";
+export { DEFAULT_SERVICE_URL };
 export { parseDuration } from "./durations.js";
 
 export const REPORT_HELP = `Usage: node-inventory report capacity|availability [options]
@@ -66,7 +67,7 @@ export class ReportError extends Error {
 
 /** The figures a group and a node share (the schema has no interface for them). */
 const AVAILABILITY_FIGURES =
-  "key { dimension value } observedSeconds readySeconds notReadySeconds unknownSeconds availability outages longestOutageSeconds mttrSeconds flaps maintenanceSeconds";
+  "key { dimension value } observedSeconds readySeconds notReadySeconds unknownSeconds availability outages longestOutageSeconds mttrSeconds flaps maintenanceSeconds reboots";
 
 const AVAILABILITY_QUERY = `query AvailabilityReport($cluster: String, $from: DateTime!, $to: DateTime!, $groupBy: [ReportGrouping!], $flapThresholdSeconds: Int, $nodes: Boolean!) {
   availabilityReport(cluster: $cluster, from: $from, to: $to, groupBy: $groupBy, flapThresholdSeconds: $flapThresholdSeconds) {
@@ -230,41 +231,12 @@ function capacityVariables(flags: Record<string, unknown>, now: Date, src: Sourc
   };
 }
 
-interface GraphqlResult {
-  data?: Record<string, unknown> | null;
-  errors?: readonly { message: string; extensions?: { code?: unknown } }[];
-}
-
-/** The first error as one line with its code (and how many more there were). */
-function errorLine(errors: NonNullable<GraphqlResult["errors"]>): string {
-  const first = errors[0]!;
-  const code = typeof first.extensions?.code === "string" ? first.extensions.code : "ERROR";
-  return `${code}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`;
-}
-
+/** Over HTTP with the fleet commands' client; its failures are the report's. */
 async function overHttp(source: Extract<Source, { kind: "service" }>, query: string, variables: Record<string, unknown>): Promise<GraphqlResult> {
-  const endpoint = source.url.endsWith("/graphql") ? source.url : `${source.url}/graphql`;
-  let response: Response;
   try {
-    response = await fetch(endpoint, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/graphql-response+json, application/json",
-        ...(source.token ? { authorization: `Bearer ${source.token}` } : {}),
-      },
-      body: JSON.stringify({ query, variables }),
-      signal: AbortSignal.timeout(120_000),
-    });
+    return await post({ endpoint: source.url.endsWith("/graphql") ? source.url : `${source.url}/graphql`, ...(source.token ? { token: source.token } : {}) }, query, variables);
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new ReportError(`cannot reach node-inventory at ${endpoint}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
-  }
-  const text = await response.text();
-  try {
-    return JSON.parse(text) as GraphqlResult;
-  } catch {
-    throw new ReportError(`node-inventory at ${endpoint} answered HTTP ${response.status} without a GraphQL response`);
+    throw error instanceof ServiceError ? new ReportError(error.message) : error;
   }
 }
 

@@ -24,7 +24,7 @@ export interface AvailabilityData {
 }
 
 /** The figures a group and a node share, as the API serves them. */
-type AvailabilityFiguresData = AvailabilityFigures & { key: ReportKeyData[] };
+type AvailabilityFiguresData = AvailabilityFigures & { key: ReportKeyData[]; reboots: number };
 
 export interface AvailabilityGroupData extends AvailabilityFiguresData {
   nodeCount: number;
@@ -146,7 +146,7 @@ function totalCells(dimensions: string[]): string[] {
 
 // ---------------------------------------------------------------- availability
 
-const AVAILABILITY_COLUMNS = ["OBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE"];
+const AVAILABILITY_COLUMNS = ["OBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"];
 
 function availabilityCells(f: AvailabilityFiguresData): string[] {
   return [
@@ -160,6 +160,7 @@ function availabilityCells(f: AvailabilityFiguresData): string[] {
     formatDuration(f.mttrSeconds),
     String(f.flaps),
     formatDuration(f.maintenanceSeconds),
+    String(f.reboots),
   ];
 }
 
@@ -197,6 +198,7 @@ const AVAILABILITY_FIELDS = [
   "mttrSeconds",
   "flaps",
   "maintenanceSeconds",
+  "reboots",
 ] as const;
 
 type AvailabilityRow = Partial<AvailabilityGroupData & AvailabilityNodeData> & AvailabilityFiguresData;

@@ -50,6 +50,14 @@ export function errorLine(errors: NonNullable<GraphqlResult["errors"]>): string 
 
 /** Runs one operation over HTTP and returns its data. @throws ServiceError when unreachable or when the answer has errors. */
 export async function request<T = Record<string, any>>(target: ServiceTarget, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const result = await post<T>(target, query, variables);
+  if (result.errors?.length) throw new ServiceError(errorLine(result.errors));
+  if (!result.data) throw new ServiceError(`node-inventory at ${target.endpoint} answered without data`);
+  return result.data;
+}
+
+/** Runs one operation over HTTP and returns the GraphQL response as it is. @throws ServiceError when unreachable or when the answer is no GraphQL response. */
+export async function post<T = Record<string, any>>(target: ServiceTarget, query: string, variables: Record<string, unknown> = {}): Promise<GraphqlResult<T>> {
   let response: Response;
   try {
     response = await fetch(target.endpoint, {
@@ -67,15 +75,11 @@ export async function request<T = Record<string, any>>(target: ServiceTarget, qu
     throw new ServiceError(`cannot reach node-inventory at ${target.endpoint}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
   }
   const text = await response.text();
-  let result: GraphqlResult<T>;
   try {
-    result = JSON.parse(text) as GraphqlResult<T>;
+    return JSON.parse(text) as GraphqlResult<T>;
   } catch {
     throw new ServiceError(`node-inventory at ${target.endpoint} answered HTTP ${response.status} without a GraphQL response`);
   }
-  if (result.errors?.length) throw new ServiceError(errorLine(result.errors));
-  if (!result.data) throw new ServiceError(`node-inventory at ${target.endpoint} answered without data`);
-  return result.data;
 }
 
 /**

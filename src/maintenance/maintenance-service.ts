@@ -179,7 +179,13 @@ export class MaintenanceService {
       throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${now?.status ?? "unknown"}`);
     }
     const cancelled = ended.operation;
-    this.runners.get(id)?.abort.abort();
+    const runner = this.runners.get(id);
+    if (runner) {
+      // Readers (drainProgress, drainOperation) see the cancel at once, not the runner's last
+      // running state: its own final save is refused, so nothing else would tell them.
+      runner.visible = cancelled;
+      runner.abort.abort();
+    }
     await this.publish(cancelled, ended.eventIds);
     this.o.logger.info({ operation: id, actor: principal.subject }, "drain cancelled");
     return cancelled;
@@ -270,7 +276,8 @@ export class MaintenanceService {
       planned,
       report: (next) => {
         runner.operation = next;
-        if (isActive(next.status)) runner.visible = next;
+        // A cancelled drain stays cancelled for readers, whatever the stopping runner reports.
+        if (isActive(next.status) && isActive(runner.visible.status)) runner.visible = next;
         if (!isActive(next.status)) this.save(operation.id);
         else runner.saveTimer ??= setTimeout(() => this.save(operation.id), SAVE_DELAY_MS);
       },
