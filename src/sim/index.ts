@@ -57,6 +57,11 @@ export interface SimulatorOptions {
   historySize?: number;
   /** Wall ms between BOOKMARK events (default 60,000). */
   bookmarkIntervalMs?: number;
+  /**
+   * Serve the watch-list protocol (sendInitialEvents), as apiservers do since 1.32 (default
+   * true). false answers like a server with the WatchList feature gate off: 422.
+   */
+  watchList?: boolean;
 }
 
 /** A running simulator. */
@@ -89,7 +94,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   generateCluster(cluster, { nodes: options.nodes ?? 50, ...(options.podsPerNode !== undefined ? { podsPerNode: options.podsPerNode } : {}) });
   const host = options.host ?? "127.0.0.1";
-  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}) });
+  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}), ...(options.watchList === false ? { watchList: false } : {}) });
   const tls = options.tls ? selfSignedCertificate(host) : undefined;
   const server: Server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, router.handle) : createServer(router.handle);
   server.keepAliveTimeout = 65_000;

@@ -25,6 +25,8 @@ export type { RequestRecord } from "./request.js";
 export interface ApiServerOptions extends Partial<ServerIdentity> {
   /** Interval of BOOKMARK events on watches that allow them (wall ms). */
   bookmarkIntervalMs?: number;
+  /** Serve the watch-list protocol (default true). */
+  watchList?: boolean;
   /** Longest request log kept. */
   logSize?: number;
 }
@@ -43,7 +45,7 @@ export class ApiServer {
     readonly cluster: SimCluster,
     private readonly options: ApiServerOptions = {},
   ) {
-    this.watches = new WatchServer(cluster, options.bookmarkIntervalMs);
+    this.watches = new WatchServer(cluster, options.bookmarkIntervalMs, options.watchList ?? true);
     this.identity = { listenHost: options.listenHost ?? "127.0.0.1", scheme: options.scheme ?? "http" };
   }
 

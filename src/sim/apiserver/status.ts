@@ -77,7 +77,8 @@ export function conflict(resource: string, group: string, name: string): ApiErro
 
 export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
   const summary = causes.map((c) => `${c.field}: ${c.message}`).join(", ");
-  return failure(422, "Invalid", `${kind} "${name}" is invalid: ${summary}`, {
+  // The apiserver names the kind qualified by its group (Lease.coordination.k8s.io), core kinds alone.
+  return failure(422, "Invalid", `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${summary}`, {
     name,
     ...(group ? { group } : {}),
     kind,
@@ -117,6 +118,10 @@ export function gone(message: string): ApiError {
 
 export function tooManyRequests(message: string, causes: StatusCause[]): ApiError {
   return failure(429, "TooManyRequests", message, { causes });
+}
+
+export function timeout(message: string): ApiError {
+  return failure(504, "Timeout", message);
 }
 
 export function internalError(message: string): ApiError {
