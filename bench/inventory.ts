@@ -1,15 +1,18 @@
 // The live inventory at scale: a simulated 5,000-node, 150,000-pod cluster in its own process,
-// node-inventory in another. Measures the latency of a query for all nodes (name, labels,
-// conditions, nodeInfo, allocatable, requests, usage) beside `kubectl get nodes -o json`
-// against the same simulator, and the service's memory after sync.
-// Usage: npm run bench:inventory [-- --nodes 5000 --queries 30 --kubectl-runs 5]
+// node-inventory in another. Each figure is printed beside its floor or peer, measured in the
+// same run: the first sync beside a raw GET of every node and pod (the transfer floor); the
+// query for all nodes (name, labels, conditions, nodeInfo, allocatable, requests, usage) beside
+// JSON.stringify of that same answer in this process (the serialisation floor) and beside
+// `kubectl get nodes -o json` against the same simulator; the service's memory after sync and
+// right after the queries.
+// Usage: npm run bench:inventory [-- --nodes 5000 --queries 30 --kubectl-runs 5 --json FILE]
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { promisify } from "node:util";
-import { cpuSeconds, percentile, rssMiB, spawnUntil, stop } from "./support.js";
+import { BenchReport, cpuSeconds, median, percentile, rssMiB, rssSampler, spawnUntil, stop, timedGet } from "./support.js";
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -18,9 +21,11 @@ const { values } = parseArgs({
     "pods-per-node": { type: "string", default: "30" },
     queries: { type: "string", default: "30" },
     "kubectl-runs": { type: "string", default: "5" },
+    json: { type: "string" },
   },
 });
 const nodes = Number(values.nodes);
+const report = new BenchReport("inventory", { nodes, podsPerNode: Number(values["pods-per-node"]), queries: Number(values.queries) });
 const QUERY = `{ nodes(first: ${Math.max(nodes, 1)}) { totalCount edges { node {
   name labels { key value } conditions { type status reason lastTransitionTime }
   nodeInfo { kubeletVersion containerRuntime containerRuntimeRelease osImage kernelVersion }
@@ -36,27 +41,46 @@ const sim = await spawnUntil(
   {},
   ["--max-old-space-size=4096"],
 );
+const simUrl = sim.match[0]!;
 console.log(`simulator: ${nodes} nodes ready in ${((performance.now() - started) / 1000).toFixed(1)} s (pid ${sim.child.pid}, ${rssMiB(sim.child.pid!).toFixed(0)} MiB)`);
+
+// The transfer floor: every node and pod as the apiserver serves them, read and thrown away.
+const auth = { authorization: "Bearer simulator" };
+const podsGet: number[] = [];
+const nodesGet: number[] = [];
+let podBytes = 0;
+for (let i = 0; i < 3; i++) {
+  const pods = await timedGet(`${simUrl}/api/v1/pods`, auth);
+  podsGet.push(pods.ms);
+  podBytes = pods.bytes;
+  nodesGet.push((await timedGet(`${simUrl}/api/v1/nodes`, auth)).ms);
+}
+const transferFloorMs = median(podsGet) + median(nodesGet);
+console.log(`raw GET /api/v1/pods ${(podBytes / 1e6).toFixed(0)} MB: ${median(podsGet).toFixed(0)} ms; /api/v1/nodes: ${median(nodesGet).toFixed(0)} ms`);
 
 started = performance.now();
 const service = await spawnUntil(["serve", "--port", "0", "--data-dir", "memory", "--kubeconfig", kubeconfig], /"url":"([^"]+)","graphql"/);
 const url = service.match[1]!;
 try {
+  const syncPeak = rssSampler(service.child.pid!);
   let synced = false;
   while (!synced) {
     const body = (await post(`{ clusters { synced metricsAvailable nodeCount } }`)) as any;
     synced = body.data.clusters[0].synced && body.data.clusters[0].metricsAvailable;
     if (!synced) await new Promise((r) => setTimeout(r, 100));
   }
-  const syncSeconds = (performance.now() - started) / 1000;
-  const cpuAfterSync = cpuSeconds(service.child.pid!);
-  console.log(`service: synced ${nodes} nodes and their pods in ${syncSeconds.toFixed(1)} s (${cpuAfterSync.toFixed(1)} CPU s), RSS ${rssMiB(service.child.pid!).toFixed(0)} MiB at sync`);
+  const syncMs = performance.now() - started;
+  report.add("first sync of nodes and pods (spawn to synced)", syncMs / 1000, "s", { figure: "transfer floor: raw GET of all pods and nodes", value: transferFloorMs / 1000 });
+  console.log(`  (${cpuSeconds(service.child.pid!).toFixed(1)} CPU s)`);
+  report.add("service peak RSS during sync", syncPeak.stop(), "MiB");
   // The sync parses ~450 MB of JSON; give V8 a moment to collect and return what it no longer needs.
   await new Promise((r) => setTimeout(r, 10_000));
-  console.log(`service: RSS ${rssMiB(service.child.pid!).toFixed(0)} MiB 10 s after sync`);
+  report.add("service RSS settled, 10 s after sync", rssMiB(service.child.pid!), "MiB");
 
   const queryTimes: number[] = [];
+  const floorTimes: number[] = [];
   let bytes = 0;
+  const queryPeak = rssSampler(service.child.pid!, 20);
   for (let i = 0; i < Number(values.queries) + 3; i++) {
     const t = performance.now();
     const response = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: QUERY }) });
@@ -64,11 +88,19 @@ try {
     const elapsed = performance.now() - t;
     const parsed = JSON.parse(text);
     if (parsed.errors || parsed.data.nodes.totalCount !== nodes) throw new Error(`bad answer: ${text.slice(0, 300)}`);
-    if (i >= 3) queryTimes.push(elapsed); // the first few warm the JIT
+    const f = performance.now();
+    JSON.stringify(parsed);
+    const floor = performance.now() - f;
+    if (i >= 3) {
+      // the first few warm the JIT
+      queryTimes.push(elapsed);
+      floorTimes.push(floor);
+    }
     bytes = text.length;
   }
-  queryTimes.sort((a, b) => a - b);
   const rssAfterQueries = rssMiB(service.child.pid!);
+  const queryPeakRss = queryPeak.stop();
+  queryTimes.sort((a, b) => a - b);
 
   const kubectlTimes: number[] = [];
   for (let i = 0; i < Number(values["kubectl-runs"]); i++) {
@@ -76,16 +108,16 @@ try {
     await run("kubectl", ["--kubeconfig", kubeconfig, "get", "nodes", "-o", "json"], { maxBuffer: 1024 * 1024 * 1024 });
     kubectlTimes.push(performance.now() - t);
   }
-  kubectlTimes.sort((a, b) => a - b);
 
   const p50 = percentile(queryTimes, 50);
-  const p99 = percentile(queryTimes, 99);
-  const k50 = percentile(kubectlTimes, 50);
-  console.log(`query for all ${nodes} nodes (${(bytes / 1e6).toFixed(1)} MB JSON), n=${queryTimes.length}: p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms`);
-  console.log(`kubectl get nodes -o json, n=${kubectlTimes.length}: p50 ${k50.toFixed(0)} ms, min ${kubectlTimes[0]!.toFixed(0)} ms`);
-  console.log(`ratio kubectl p50 / query p50: ${(k50 / p50).toFixed(1)}x`);
-  console.log(`service RSS after sync ${rssAfterQueries.toFixed(0)} MiB (after the queries)`);
+  console.log(`query for all ${nodes} nodes: ${(bytes / 1e6).toFixed(1)} MB JSON, n=${queryTimes.length}, p99 ${percentile(queryTimes, 99).toFixed(0)} ms`);
+  report.add(`query for all ${nodes} nodes, p50`, p50, "ms", { figure: "floor: JSON.stringify of the same answer in one process, p50", value: median(floorTimes) });
+  const k50 = median(kubectlTimes);
+  report.add(`kubectl get nodes -o json, p50 (n=${kubectlTimes.length})`, k50, "ms", { figure: "our query p50", value: p50 });
+  report.add("service RSS right after the queries", rssAfterQueries, "MiB");
+  report.add("service peak RSS during the queries", queryPeakRss, "MiB");
 } finally {
+  report.write(values.json);
   await stop(service.child);
   await stop(sim.child);
   rmSync(dir, { recursive: true, force: true });
@@ -95,4 +127,3 @@ async function post(query: string): Promise<unknown> {
   const response = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
   return response.json();
 }
-

@@ -1,9 +1,10 @@
-// Live subscribers at scale: 1,000 graphql-ws clients subscribed to nodeStatusChanged on one
+// Live subscribers at scale: 5,000 graphql-ws clients subscribed to nodeStatusChanged on one
 // node-inventory (its own process, embedded PGlite), fed by a simulated cluster in this
 // process. Each round flips one node's Ready condition in the simulator and times how long
 // until every client has the event. Reports p50/p99 of change-to-receipt latency over all
-// deliveries, and the service's CPU and memory.
-// Usage: npm run bench:subscriptions [-- --subscribers 1000 --changes 40]
+// deliveries beside the same latency with one subscriber (the pipeline's floor: watch,
+// history, notice, one delivery), measured first in the same run, and the service's CPU and memory.
+// Usage: npm run bench:subscriptions [-- --subscribers 5000 --changes 40 --json FILE]
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,11 +12,12 @@ import { parseArgs } from "node:util";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { startSimulator } from "../src/sim/index.js";
-import { cpuSeconds, percentile, rssMiB, spawnUntil, stop } from "./support.js";
+import { BenchReport, cpuSeconds, percentile, rssMiB, spawnUntil, stop } from "./support.js";
 
-const { values } = parseArgs({ options: { subscribers: { type: "string", default: "1000" }, changes: { type: "string", default: "40" } } });
+const { values } = parseArgs({ options: { subscribers: { type: "string", default: "5000" }, changes: { type: "string", default: "40" }, json: { type: "string" } } });
 const subscribers = Number(values.subscribers);
 const changes = Number(values.changes);
+const report = new BenchReport("subscriptions", { subscribers, changes });
 
 const sim = await startSimulator({ port: 0, nodes: 50, seed: 3, churn: 0, clockSpeed: 0 });
 console.log(`simulator at ${sim.url}`);
@@ -36,57 +38,73 @@ try {
   // Each delivery: which change (node + time of the transition) and when it arrived.
   const arrivals = new Map<string, number[]>();
   let connected = 0;
-  for (let i = 0; i < subscribers; i++) {
-    const client = createClient({ url: url.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, on: { connected: () => void connected++ } });
-    clients.push(client);
-    client.subscribe(
-      { query: "subscription { nodeStatusChanged { name transition { type to at } } }" },
-      {
-        next: (value: any) => {
-          const e = value.data?.nodeStatusChanged;
-          if (!e?.transition) return;
-          const key = `${e.name}@${e.transition.at}`;
-          let list = arrivals.get(key);
-          if (!list) arrivals.set(key, (list = []));
-          list.push(performance.now());
+  const subscribe = async (count: number) => {
+    const target = connected + count;
+    for (let i = 0; i < count; i++) {
+      const client = createClient({ url: url.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, on: { connected: () => void connected++ } });
+      clients.push(client);
+      client.subscribe(
+        { query: "subscription { nodeStatusChanged { name transition { type to at } } }" },
+        {
+          next: (value: any) => {
+            const e = value.data?.nodeStatusChanged;
+            if (!e?.transition) return;
+            const key = `${e.name}@${e.transition.at}`;
+            let list = arrivals.get(key);
+            if (!list) arrivals.set(key, (list = []));
+            list.push(performance.now());
+          },
+          error: (error) => console.error("subscription error", error),
+          complete: () => {},
         },
-        error: (error) => console.error("subscription error", error),
-        complete: () => {},
-      },
-    );
-  }
-  while (connected < subscribers) await new Promise((r) => setTimeout(r, 50));
-  await new Promise((r) => setTimeout(r, 1_000));
-  console.log(`${subscribers} subscribers connected`);
+      );
+    }
+    while (connected < target) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 1_000));
+    console.log(`${connected} subscribers connected`);
+  };
 
-  const latencies: number[] = [];
+  const names = sim.cluster.nodeNames().filter((n) => !n.startsWith("control-plane"));
+  let round = 0;
+  let peakRss = 0;
+  /** `count` changes, each awaited until all `expected` subscribers have it; every delivery's latency. */
+  const rounds = async (count: number, expected: number): Promise<number[]> => {
+    const latencies: number[] = [];
+    for (let i = 0; i < count; i++, round++) {
+      const node = names[round % names.length]!;
+      sim.cluster.advance(10_000);
+      const current = (sim.cluster.get("nodes", node) as any).status.conditions.find((c: any) => c.type === "Ready").status;
+      const changedAt = performance.now();
+      sim.cluster.setNodeCondition(node, "Ready", current === "True" ? "False" : "True");
+      const at = new Date((sim.cluster.get("nodes", node) as any).status.conditions.find((c: any) => c.type === "Ready").lastTransitionTime).toISOString();
+      const key = `${node}@${at}`;
+      const deadline = changedAt + 10_000;
+      while ((arrivals.get(key)?.length ?? 0) < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      const got = arrivals.get(key) ?? [];
+      if (got.length < expected) console.log(`round ${round}: only ${got.length} of ${expected} received within 10 s`);
+      for (const t of got) latencies.push(t - changedAt);
+      peakRss = Math.max(peakRss, rssMiB(service.child.pid!));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return latencies.sort((a, b) => a - b);
+  };
+
+  // The floor: the same change reaching a single subscriber.
+  await subscribe(1);
+  const alone = await rounds(10, 1);
+  await subscribe(subscribers - 1);
   const cpu0 = cpuSeconds(service.child.pid!);
   const wall0 = performance.now();
-  let peakRss = 0;
-  const names = sim.cluster.nodeNames().filter((n) => !n.startsWith("control-plane"));
-  for (let round = 0; round < changes; round++) {
-    const node = names[round % names.length]!;
-    sim.cluster.advance(10_000);
-    const current = (sim.cluster.get("nodes", node) as any).status.conditions.find((c: any) => c.type === "Ready").status;
-    const changedAt = performance.now();
-    sim.cluster.setNodeCondition(node, "Ready", current === "True" ? "False" : "True");
-    const at = new Date((sim.cluster.get("nodes", node) as any).status.conditions.find((c: any) => c.type === "Ready").lastTransitionTime).toISOString();
-    const key = `${node}@${at}`;
-    const deadline = changedAt + 10_000;
-    while ((arrivals.get(key)?.length ?? 0) < subscribers && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    const got = arrivals.get(key) ?? [];
-    if (got.length < subscribers) console.log(`round ${round}: only ${got.length} of ${subscribers} received within 10 s`);
-    for (const t of got) latencies.push(t - changedAt);
-    peakRss = Math.max(peakRss, rssMiB(service.child.pid!));
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const latencies = await rounds(changes, subscribers);
   const cpu = cpuSeconds(service.child.pid!) - cpu0;
   const wall = (performance.now() - wall0) / 1000;
-  latencies.sort((a, b) => a - b);
-  console.log(`${latencies.length} deliveries of ${changes} changes to ${subscribers} subscribers`);
-  console.log(`change-to-receipt latency: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)!.toFixed(0)} ms`);
-  console.log(`service: CPU ${((cpu / wall) * 100).toFixed(0)}% of one core over ${wall.toFixed(1)} s, peak RSS ${peakRss.toFixed(0)} MiB`);
+  console.log(`${latencies.length} deliveries of ${changes} changes to ${subscribers} subscribers, max ${latencies.at(-1)!.toFixed(0)} ms`);
+  report.add(`change-to-receipt p50, ${subscribers} subscribers`, percentile(latencies, 50), "ms", { figure: "p50 with one subscriber", value: percentile(alone, 50) });
+  report.add(`change-to-receipt p99, ${subscribers} subscribers`, percentile(latencies, 99), "ms", { figure: "p99 with one subscriber", value: percentile(alone, 99) });
+  report.add("service CPU during the rounds", (cpu / wall) * 100, "% of one core");
+  report.add("service peak RSS", peakRss, "MiB");
 } finally {
+  report.write(values.json);
   await Promise.all(clients.map((c) => c.dispose()));
   await stop(service.child);
   await sim.stop();

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { get as httpGet } from "node:http";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { PACKAGE_ROOT } from "../src/package-info.js";
@@ -71,4 +73,86 @@ export async function freshPostgres(): Promise<{ url: string; drop(): Promise<vo
       await admin.end();
     },
   };
+}
+
+/** One measured figure, beside the peer or floor it is to be read against (measured in the same run). */
+export interface Figure {
+  figure: string;
+  value: number;
+  unit: string;
+  /** The peer or floor, and value / peer. */
+  peer?: { figure: string; value: number; unit: string };
+  ratio?: number;
+  /** 1-minute load average when it was taken: the machine may be shared. */
+  load: number;
+}
+
+/**
+ * What a bench measured, printed as it goes and, with `--json FILE`, written as JSON for
+ * `npm run bench` (bench/all.ts) to gather.
+ */
+export class BenchReport {
+  readonly figures: Figure[] = [];
+  private readonly startLoad = loadavg()[0]!;
+
+  constructor(readonly bench: string, readonly parameters: Record<string, unknown>) {}
+
+  /** Records a figure; with a peer, also its ratio. Prints one line. */
+  add(figure: string, value: number, unit: string, peer?: { figure: string; value: number; unit?: string }): Figure {
+    const entry: Figure = { figure, value: round(value), unit, load: round(loadavg()[0]!) };
+    if (peer) {
+      entry.peer = { figure: peer.figure, value: round(peer.value), unit: peer.unit ?? unit };
+      entry.ratio = round(value / peer.value);
+    }
+    this.figures.push(entry);
+    const beside = entry.peer ? `   (${entry.ratio}x ${entry.peer.figure}: ${entry.peer.value} ${entry.peer.unit})` : "";
+    console.log(`${figure}: ${entry.value} ${unit}${beside}   [load ${entry.load}]`);
+    return entry;
+  }
+
+  /** Writes the report to `file` when one was given. */
+  write(file: string | undefined): void {
+    if (!file) return;
+    const report = { bench: this.bench, parameters: this.parameters, at: new Date().toISOString(), load: { start: round(this.startLoad), end: round(loadavg()[0]!) }, figures: this.figures };
+    writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
+  }
+}
+
+function round(n: number): number {
+  return Math.abs(n) >= 100 ? Math.round(n) : Math.round(n * 100) / 100;
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the highest seen. */
+export function rssSampler(pid: number, everyMs = 50): { stop(): number } {
+  let peak = rssMiB(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssMiB(pid));
+    } catch {
+      // the process ended
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+/** Milliseconds to GET `url` whole, counting bytes only (the transfer floor of a LIST). */
+export function timedGet(url: string, headers: Record<string, string> = {}): Promise<{ ms: number; bytes: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    httpGet(url, { headers }, (res) => {
+      let bytes = 0;
+      res.on("data", (chunk: Buffer) => (bytes += chunk.length));
+      res.on("end", () => (res.statusCode === 200 ? resolve({ ms: performance.now() - started, bytes }) : reject(new Error(`${url}: HTTP ${res.statusCode}`))));
+      res.on("error", reject);
+    }).on("error", reject);
+  });
+}
+
+export function median(samples: number[]): number {
+  return percentile([...samples].sort((a, b) => a - b), 50);
 }

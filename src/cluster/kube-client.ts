@@ -95,6 +95,8 @@ export interface RequestOptions {
   contentType?: string;
   /** Extra headers, e.g. Impersonate-User. */
   headers?: Record<string, string>;
+  /** Abandons the request (a reflector stopping mid-LIST). */
+  signal?: AbortSignal;
 }
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -117,8 +119,8 @@ export class KubeClient {
   }
 
   /** GET `path` with `query`, parsed; rejects with KubeApiError on a non-2xx answer. */
-  getJson<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}, timeoutMs = 60_000): Promise<T> {
-    return this.request<T>("GET", path, query, undefined, { timeoutMs });
+  getJson<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}, timeoutMs = 60_000, signal?: AbortSignal): Promise<T> {
+    return this.request<T>("GET", path, query, undefined, { timeoutMs, ...(signal ? { signal } : {}) });
   }
 
   /** Any verb with an optional JSON body; the parsed answer, or KubeApiError. */
@@ -127,13 +129,14 @@ export class KubeClient {
     path: string,
     query: Record<string, string | number | boolean | undefined> = {},
     body?: unknown,
-    { timeoutMs = 30_000, contentType = "application/json", headers = {} }: RequestOptions = {},
+    { timeoutMs = 30_000, contentType = "application/json", headers = {}, signal }: RequestOptions = {},
   ): Promise<T> {
     const url = new URL(this.server.replace(/\/$/, "") + path);
     for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const options: HttpRequestOptions = {
       method,
+      ...(signal ? { signal } : {}),
       headers: {
         ...headers,
         accept: "application/json",

@@ -20,6 +20,12 @@ export interface ReflectorOptions<T> {
   logger: Logger;
   /** Items per LIST page (limit/continue). */
   pageSize?: number;
+  /**
+   * Load the initial state with the watch-list protocol (one watch with sendInitialEvents=true,
+   * ended by the BOOKMARK annotated k8s.io/initial-events-end) when the server supports it,
+   * paged LIST when not. Default true.
+   */
+  watchList?: boolean;
   /** Server-side watch timeout; the watch is renewed from the last resourceVersion. */
   watchTimeoutSeconds?: number;
   /**
@@ -56,6 +62,12 @@ export function keyOf(raw: Record<string, any>): string {
 
 class WatchExpired extends Error {}
 
+/** The server answered a watch-list request as if it did not know the protocol. */
+class WatchListUnsupported extends Error {}
+
+/** The annotation of the BOOKMARK that ends a watch-list's initial events (metav1.InitialEventsAnnotationKey). */
+export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+
 /**
  * List, then watch from the list's resourceVersion, forever: the client-go reflector loop.
  * A 410 (history expired) relists; any other failure restarts with exponential backoff and
@@ -69,11 +81,16 @@ export class Reflector<T> {
   private endWatch: (() => void) | undefined;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
+  /** Cancels an in-flight LIST page when the reflector stops. */
+  private readonly stopping = new AbortController();
+  /** Whether the server speaks watch-list: unknown until tried. */
+  private watchListSupported: boolean | undefined;
   readonly state: ReflectorState = { connected: false, synced: false, relists: 0, restarts: 0 };
 
   constructor(options: ReflectorOptions<T>) {
     this.o = {
       pageSize: 500,
+      watchList: true,
       watchTimeoutSeconds: 300,
       stallTimeoutMs: 90_000,
       backoffInitialMs: 250,
@@ -89,6 +106,7 @@ export class Reflector<T> {
   /** Ends the loop and the open watch; resolves when the loop has exited. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     this.endWatch?.();
     this.wake?.();
     await this.loop;
@@ -104,13 +122,24 @@ export class Reflector<T> {
     let failures = 0;
     while (!this.stopped) {
       try {
-        if (this.resourceVersion === undefined) await this.list();
-        const delivered = await this.watchOnce();
+        let delivered: boolean;
+        if (this.resourceVersion !== undefined) delivered = await this.watchOnce();
+        else if (this.o.watchList && this.watchListSupported !== false) delivered = await this.watchOnce(new Map());
+        else {
+          await this.list();
+          delivered = await this.watchOnce();
+        }
         if (delivered) failures = 0;
         // A stream that ends at once, again and again, must not become a busy loop.
         else await this.sleep(this.backoff(++failures));
       } catch (error) {
         if (this.stopped) break;
+        if (this.resourceVersion === undefined && this.o.watchList && this.watchListSupported === undefined && isWatchListRefusal(error)) {
+          // Not a failure of the cluster: it is older or has the WatchList feature off.
+          this.watchListSupported = false;
+          this.o.logger.info({ resource: this.o.resource, err: describe(error) }, "the server does not stream lists (watch-list): using paged LIST");
+          continue;
+        }
         this.setState({ connected: false, lastError: describe(error), lastErrorReason: error instanceof KubeApiError ? error.reason : undefined });
         if (error instanceof WatchExpired || (error as { statusCode?: number }).statusCode === 410) {
           this.o.logger.info({ resource: this.o.resource }, "watch history expired: relisting");
@@ -138,25 +167,34 @@ export class Reflector<T> {
       const page = await this.o.client.getJson<{ metadata: { resourceVersion: string; continue?: string }; items: Record<string, any>[] }>(
         this.o.path,
         { limit: this.o.pageSize, continue: continueToken },
+        60_000,
+        this.stopping.signal,
       );
       for (const raw of page.items) items.set(keyOf(raw), this.o.transform(raw));
       continueToken = page.metadata.continue || undefined;
       resourceVersion = page.metadata.resourceVersion;
     } while (continueToken && !this.stopped);
     if (this.stopped) return;
+    this.replaceAll(items, resourceVersion, "listed");
+  }
+
+  private replaceAll(items: Map<string, T>, resourceVersion: string, how: string): void {
     this.o.sink.replace(items);
     this.resourceVersion = resourceVersion;
     this.state.relists++;
     this.state.lastEventAt = Date.now();
     this.setState({ synced: true, lastError: undefined, lastErrorReason: undefined });
-    this.o.logger.debug({ resource: this.o.resource, count: items.size, resourceVersion }, "listed");
+    this.o.logger.debug({ resource: this.o.resource, count: items.size, resourceVersion }, how);
   }
 
   /**
    * One watch stream, from the current resourceVersion until it ends. Resolves true if it
-   * delivered anything (a healthy stream that simply timed out), rejects on errors.
+   * delivered anything (a healthy stream that simply timed out), rejects on errors. Given
+   * `initial`, it is a watch-list: the current state arrives as ADDED events, gathered in
+   * `initial` until the initial-events-end BOOKMARK replaces the sink's contents at once, and the
+   * same stream then goes on as a watch.
    */
-  private watchOnce(): Promise<boolean> {
+  private watchOnce(initial?: Map<string, T>): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
       let delivered = false;
       let settled = false;
@@ -183,10 +221,14 @@ export class Reflector<T> {
       armStallTimer();
       this.endWatch = () => finish();
       const timeoutSeconds = Math.round(this.o.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
+      let loading = initial;
+      const query = loading
+        ? { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan", allowWatchBookmarks: true, timeoutSeconds }
+        : { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds };
       this.o.client
         .watch(
           this.o.path,
-          { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+          query,
           (type, object) => {
             if (settled) return;
             armStallTimer();
@@ -196,12 +238,19 @@ export class Reflector<T> {
             switch (type) {
               case "ADDED":
               case "MODIFIED":
-                this.o.sink.upsert(keyOf(object), this.o.transform(object));
+                if (loading) loading.set(keyOf(object), this.o.transform(object));
+                else this.o.sink.upsert(keyOf(object), this.o.transform(object));
                 break;
               case "DELETED":
-                this.o.sink.remove(keyOf(object));
+                if (loading) loading.delete(keyOf(object));
+                else this.o.sink.remove(keyOf(object));
                 break;
               case "BOOKMARK":
+                if (loading && object?.metadata?.annotations?.[INITIAL_EVENTS_END] === "true") {
+                  this.watchListSupported = true;
+                  this.replaceAll(loading, String(object.metadata.resourceVersion), "streamed the initial state (watch-list)");
+                  loading = undefined;
+                }
                 break;
               case "ERROR": {
                 const code = object?.code as number | undefined;
@@ -211,7 +260,8 @@ export class Reflector<T> {
             const rv = object?.metadata?.resourceVersion;
             if (rv) this.resourceVersion = rv;
           },
-          (error) => finish(error ?? undefined),
+          // A stream that ends before its initial state is complete is of a server that ignored the request.
+          (error) => finish(error ?? (loading ? new WatchListUnsupported("the watch ended before its initial-events-end bookmark") : undefined)),
         )
         .then(
           (opened) => {
@@ -237,6 +287,13 @@ export class Reflector<T> {
       this.wake = () => (clearTimeout(timer), resolve());
     });
   }
+}
+
+/** A server without watch-list refuses its parameters (422, 400) or never ends the initial events. */
+function isWatchListRefusal(error: unknown): boolean {
+  if (error instanceof WatchListUnsupported) return true;
+  const code = (error as { statusCode?: number }).statusCode;
+  return code === 400 || code === 422;
 }
 
 function describe(error: unknown): string {

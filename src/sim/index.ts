@@ -68,6 +68,11 @@ export interface SimulatorOptions {
    * Roles and bindings in the cluster, which starts with the bootstrap policy.
    */
   rbac?: boolean;
+  /**
+   * Serve the watch-list protocol (sendInitialEvents), as apiservers do since 1.32 (default
+   * true). false answers like a server with the WatchList feature gate off: 422.
+   */
+  watchList?: boolean;
 }
 
 /** A running simulator. */
@@ -114,7 +119,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
   const namespaces = rbac ? new NamespaceController(cluster) : undefined;
   namespaces?.start();
-  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", rbac, ...(namespaces ? { namespaces } : {}), ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}) });
+  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", rbac, ...(namespaces ? { namespaces } : {}), ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}), ...(options.watchList === false ? { watchList: false } : {}) });
   const adminToken = router.access.authenticator.adminToken;
   const tls = options.tls ? selfSignedCertificate(host) : undefined;
   const server: Server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, router.handle) : createServer(router.handle);

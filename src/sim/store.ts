@@ -114,14 +114,8 @@ class ResourceTable {
 
   removeKey(key: string): void {
     const keys = this.sortedKeys();
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (keys[mid]! < key) lo = mid + 1;
-      else hi = mid;
-    }
-    if (keys[lo] === key) keys.splice(lo, 1);
+    const at = lowerBound(keys, key);
+    if (keys[at] === key) keys.splice(at, 1);
   }
 
   index(obj: KObject, key: string, add: boolean): void {
@@ -262,6 +256,26 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * One page of a LIST in key order: up to `limit` entries after `afterKey` (within
+   * `namespace`), and how many more follow. Binary searches on the sorted keys, so a page
+   * costs O(log n + limit) however deep into the list it is, not a scan of the rest.
+   */
+  page(resource: string, namespace: string | undefined, afterKey: string | undefined, limit: number): { entries: Entry[]; remaining: number } {
+    const t = this.tables.get(resource);
+    if (!t) return { entries: [], remaining: 0 };
+    const keys = t.sortedKeys();
+    const prefix = namespace ? `${namespace}/` : undefined;
+    // "ns0" is the first key past every "ns/…" key ("0" follows "/").
+    const end = prefix ? lowerBound(keys, `${namespace}0`) : keys.length;
+    let start = prefix ? lowerBound(keys, prefix) : 0;
+    if (afterKey !== undefined) start = Math.max(start, upperBound(keys, afterKey));
+    const stop = Math.min(end, start + limit);
+    const entries: Entry[] = [];
+    for (let i = start; i < stop; i++) entries.push(t.byKey.get(keys[i]!)!);
+    return { entries, remaining: Math.max(0, end - stop) };
+  }
+
   /** Every entry of a resource, unordered and fast. */
   values(resource: string): IterableIterator<Entry> {
     return (this.tables.get(resource)?.byKey ?? new Map<string, Entry>()).values();
@@ -324,4 +338,28 @@ export class ObjectStore {
       t.compactedRv = this.rv;
     }
   }
+}
+
+/** The first index whose key is >= `key`. */
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first index whose key is > `key`. */
+function upperBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

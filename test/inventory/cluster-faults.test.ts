@@ -29,10 +29,11 @@ describe("the watch caches recover from faults", () => {
 
   test("a watch resumed beyond the server's history gets 410 and the cache relists", async () => {
     const cluster = await startSimWithKubeconfig({ nodes: 4, seed: 4, historySize: 5 });
-    const { app, url } = await startTestApp({ clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } });
+    const { app, url, logs } = await startTestApp({ clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } });
     try {
       await eventually(async () => (await graphql(url, "{ clusters { synced } }")).body.data?.clusters[0].synced, "sync");
-      const nodeLists = () => cluster.sim.requestLog().filter((r) => r.verb === "list" && r.path.startsWith("/api/v1/nodes")).length;
+      // The whole state again: by watch-list (the simulator speaks it) or by LIST.
+      const nodeLists = () => logs.lines.filter((l) => l.resource === "nodes" && (l.msg === "listed" || l.msg === "streamed the initial state (watch-list)")).length;
       const listsBefore = nodeLists();
       // Cut the watch, then make more changes than the server remembers, before it can resume.
       cluster.sim.dropConnections();

@@ -34,6 +34,8 @@ export type { RequestRecord } from "./request.js";
 export interface ApiServerOptions extends Partial<ServerIdentity> {
   /** Interval of BOOKMARK events on watches that allow them (wall ms). */
   bookmarkIntervalMs?: number;
+  /** Serve the watch-list protocol (default true). */
+  watchList?: boolean;
   /** Longest request log kept. */
   logSize?: number;
   /** Authenticate every request by bearer token and authorise it by RBAC (`sim --rbac`). */
@@ -61,7 +63,7 @@ export class ApiServer {
     readonly cluster: SimCluster,
     private readonly options: ApiServerOptions = {},
   ) {
-    this.watches = new WatchServer(cluster, options.bookmarkIntervalMs);
+    this.watches = new WatchServer(cluster, options.bookmarkIntervalMs, options.watchList ?? true);
     this.access = new AccessControl(cluster, options.rbac ?? false);
     this.identity = { listenHost: options.listenHost ?? "127.0.0.1", scheme: options.scheme ?? "http" };
   }

@@ -1,13 +1,13 @@
 /**
  * Reads served from the store: GET of one object and LIST (selectors,
  * limit/continue, the Table form), with the list streamed from the stored JSON.
- * A LIST paging index belongs here (and in ../store.ts).
+ * An unfiltered page is found by binary search on the store's sorted keys (ObjectStore.page).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimCluster } from "../cluster.js";
 import type { Entry } from "../store.js";
 import { apiVersionOf } from "./resources.js";
-import { badRequest, gone } from "./status.js";
+import { badRequest, gone, invalid } from "./status.js";
 import { renderTable, wantsTable } from "./table.js";
 import { entryOf, selectorsOf, send, storage, versioned, type Target } from "./request.js";
 
@@ -34,6 +34,7 @@ export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, re
   const resource = storage(t);
   const store = cluster.store;
   const sel = selectorsOf(t, q);
+  if (q.get("sendInitialEvents") !== null) throw invalid("ListOptions", "meta.k8s.io", "", [{ field: "sendInitialEvents", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents is forbidden for list" }]);
   const limit = Number(q.get("limit") ?? 0) || 0;
   let listRv = store.resourceVersion;
   let after: string | undefined;
@@ -49,7 +50,13 @@ export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, re
     listRv = parsed.rv;
     after = parsed.start;
   }
+  const filtered = sel.label.requirements.length > 0 || sel.field.requirements.length > 0;
   let source: Iterable<Entry>;
+  if (!filtered && limit > 0) {
+    // An unfiltered page is served from the sorted keys: no scan of the rest to count it.
+    const { entries, remaining } = store.page(resource, t.namespace, after, limit);
+    return respond(cluster, t, q, req, res, listRv, entries, remaining > 0, remaining, false);
+  }
   if (sel.nodeName !== undefined) {
     // spec.nodeName is indexed, as the apiserver's watch cache indexes it.
     const keys = [...store.byIndex(resource, "nodeName", sel.nodeName)].filter((k) => (!t.namespace || k.startsWith(`${t.namespace}/`)) && (after === undefined || k > after)).sort();
@@ -60,7 +67,6 @@ export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, re
   const items: Entry[] = [];
   let more = false;
   let remaining = 0;
-  const filtered = sel.label.requirements.length > 0 || sel.field.requirements.length > 0;
   for (const e of source) {
     if (!sel.matches(e.obj)) continue;
     if (limit > 0 && items.length >= limit) {
@@ -71,6 +77,12 @@ export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, re
     }
     items.push(e);
   }
+  respond(cluster, t, q, req, res, listRv, items, more, remaining, filtered);
+}
+
+/** The list's answer: its metadata (continue token, remainingItemCount) and the items, JSON or Table. */
+function respond(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, listRv: number, items: Entry[], more: boolean, remaining: number, filtered: boolean): void {
+  const resource = storage(t);
   const meta: Obj = { resourceVersion: String(listRv) };
   if (more) {
     meta.continue = Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: listRv, start: items[items.length - 1]!.key })).toString("base64");

@@ -120,6 +120,10 @@ export function tooManyRequests(message: string, causes: StatusCause[]): ApiErro
   return failure(429, "TooManyRequests", message, { causes });
 }
 
+export function timeout(message: string): ApiError {
+  return failure(504, "Timeout", message);
+}
+
 export function internalError(message: string): ApiError {
   return failure(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] });
 }

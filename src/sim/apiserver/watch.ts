@@ -3,13 +3,15 @@
  * resourceVersion, sent as an ERROR event after 200, as real apiservers do),
  * fan-out of store events to every matching watcher (each event serialised
  * once), selector transitions as ADDED/DELETED, BOOKMARKs, sendInitialEvents,
- * timeoutSeconds. The watch-list protocol belongs here.
+ * timeoutSeconds, and the watch-list protocol (KEP-3157: sendInitialEvents=true with
+ * resourceVersionMatch=NotOlderThan streams the current state as ADDED events, then a
+ * BOOKMARK annotated k8s.io/initial-events-end at the state's resourceVersion).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimCluster } from "../cluster.js";
 import type { KObject, StoreEvent } from "../store.js";
 import { apiVersionOf, type ResourceDef } from "./resources.js";
-import { badRequest, gone } from "./status.js";
+import { badRequest, gone, invalid, timeout as tooLargeResourceVersion } from "./status.js";
 import { renderTable, wantsTable } from "./table.js";
 import { selectorsOf, storage, versioned, type Target } from "./request.js";
 
@@ -37,6 +39,7 @@ export class WatchServer {
   constructor(
     private readonly cluster: SimCluster,
     private readonly bookmarkIntervalMs = DEFAULT_BOOKMARK_INTERVAL_MS,
+    private readonly watchList = true,
   ) {
     this.unsubscribe = cluster.store.subscribe((e) => this.fanOut(e));
   }
@@ -56,12 +59,19 @@ export class WatchServer {
     const { store } = this.cluster;
     const sel = selectorsOf(t, q);
     const rvText = q.get("resourceVersion") ?? "";
+    const sendInitialEvents = q.get("sendInitialEvents");
+    validateWatchListOptions(q, this.watchList);
+    if (sendInitialEvents === "true" && rvText !== "" && Number(rvText) > store.resourceVersion) {
+      // NotOlderThan a version this server has not reached: the apiserver waits up to 3 s for its cache, then says so.
+      throw tooLargeResourceVersion(`Too large resource version: ${rvText}, current: ${store.resourceVersion}`);
+    }
     const table = wantsTable(req.headers.accept);
     res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
     res.flushHeaders();
     const kind = t.def.kind;
     const apiVersion = apiVersionOf(t.def.group, t.version);
-    if (rvText !== "" && rvText !== "0") {
+    // With sendInitialEvents=true the resourceVersion is a floor for the state sent, not a resume point.
+    if (rvText !== "" && rvText !== "0" && sendInitialEvents !== "true") {
       const rv = Number(rvText);
       if (!Number.isFinite(rv)) {
         res.end(`{"type":"ERROR","object":${JSON.stringify(badRequest(`invalid resource version: ${rvText}`).status)}}\n`);
@@ -95,14 +105,14 @@ export class WatchServer {
     const bookmark = (annotations?: Record<string, string>) =>
       res.write(`{"type":"BOOKMARK","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{"resourceVersion":"${store.resourceVersion}","creationTimestamp":null${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}}}}\n`);
     // Initial state or history first, synchronously, so no change slips between.
-    if (rvText === "" || rvText === "0" || q.get("sendInitialEvents") === "true") {
+    if (sendInitialEvents === "true" || (sendInitialEvents === null && (rvText === "" || rvText === "0"))) {
       for (const e of store.list(resource, t.namespace)) {
         if (!sel.matches(e.obj)) continue;
         if (table) res.write(`{"type":"ADDED","object":${JSON.stringify(renderTable(resource, [e.obj], this.cluster.clock.now(), { resourceVersion: e.obj.metadata.resourceVersion }))}}\n`);
         else res.write(t.version === t.def.versions[0] ? Buffer.concat([ADDED, e.bytes, NL_CLOSE]) : `{"type":"ADDED","object":${versioned(e.json, t)}}\n`);
       }
-      if (q.get("sendInitialEvents") === "true" && q.get("allowWatchBookmarks") === "true") bookmark({ "k8s.io/initial-events-end": "true" });
-    } else {
+      if (sendInitialEvents === "true") bookmark({ "k8s.io/initial-events-end": "true" });
+    } else if (rvText !== "" && rvText !== "0") {
       for (const e of store.eventsAfter(resource, Number(rvText))) this.deliver(w, e);
     }
     this.watchers.add(w);
@@ -148,4 +158,24 @@ export class WatchServer {
   private fanOut(e: StoreEvent): void {
     for (const w of this.watchers) if (w.resource === e.resource) this.deliver(w, e);
   }
+}
+
+/**
+ * The apiserver's ValidateListOptions for a watch: sendInitialEvents needs
+ * resourceVersionMatch=NotOlderThan and allowWatchBookmarks=true, and resourceVersionMatch
+ * means nothing on a watch without it. 422 Invalid on ListOptions, before the stream opens.
+ */
+function validateWatchListOptions(q: URLSearchParams, watchList: boolean): void {
+  const sendInitialEvents = q.get("sendInitialEvents");
+  const match = q.get("resourceVersionMatch");
+  const causes: { field: string; message: string; reason: string }[] = [];
+  if (sendInitialEvents !== null && !watchList) {
+    causes.push({ field: "sendInitialEvents", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled" });
+  } else if (sendInitialEvents !== null) {
+    if (match !== "NotOlderThan") causes.push({ field: "resourceVersionMatch", reason: "FieldValueInvalid", message: `Invalid value: "${match ?? ""}": sendInitialEvents requires setting resourceVersionMatch to NotOlderThan` });
+    if (q.get("allowWatchBookmarks") !== "true") causes.push({ field: "allowWatchBookmarks", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true" });
+  } else if (match !== null && match !== "") {
+    causes.push({ field: "resourceVersionMatch", reason: "FieldValueForbidden", message: "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided" });
+  }
+  if (causes.length) throw invalid("ListOptions", "meta.k8s.io", "", causes);
 }
