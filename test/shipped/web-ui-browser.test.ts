@@ -165,6 +165,23 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.locator(`${tile}[data-cordoned="false"][data-ready="true"]`).waitFor({ timeout: 30_000 });
   });
 
+  test("keyboard: one tile is in the tab order, arrow keys and Home/End move between tiles, every tile says its state in words", async () => {
+    const { page } = operator;
+    assert.equal(await page.locator('a.tile[tabindex="0"]').count(), 1);
+    const order = await page.$$eval("a.tile[data-node]", (tiles) => tiles.map((t) => t.getAttribute("data-node")));
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute("data-node"));
+    await page.locator("a.tile").first().focus();
+    await page.keyboard.press("ArrowRight");
+    assert.equal(await focused(), order[1]);
+    await page.keyboard.press("End");
+    assert.equal(await focused(), order.at(-1));
+    await page.keyboard.press("Home");
+    assert.equal(await focused(), order[0]);
+    assert.equal(await page.locator('a.tile[tabindex="0"]').getAttribute("data-node"), order[0]);
+    const labels = await page.$$eval("a.tile[data-node]", (tiles) => tiles.map((t) => t.getAttribute("aria-label")));
+    assert.ok(labels.every((label) => /^[\w-]+ \(sim\): (Ready|NotReady|Unknown)(, cordoned)?(, draining)?$/.test(label!)), JSON.stringify(labels));
+  });
+
   test("an operator opens a node from its tile with the keyboard, drains it with options and a reason, and sees every pod go", async () => {
     const { page } = operator;
     // A worker of seed 1 whose pods' budgets let every eviction through.
@@ -228,6 +245,26 @@ describe("the web UI in a real browser, on the real program watching the simulat
     assert.deepEqual(await page.$$eval("main button", (bs) => bs.map((b) => b.outerHTML)), []);
     assert.equal(await page.locator("main .maintenance").count(), 0);
     assert.equal(await page.getByLabel("Reason").count(), 0);
+  });
+
+  test("the reports page draws capacity per pool as the service counts it, trends as lines, and the outage of the node made NotReady", async () => {
+    const { page } = operator;
+    await page.getByRole("link", { name: "Reports" }).click();
+    await page.getByRole("heading", { name: "Reports", level: 1 }).waitFor();
+    const pools = (await api(`{ capacityReport(groupBy: [{ by: NODE_POOL }], podShape: { cpu: "500m", memory: "1Gi" }) { groups { key { value } fit { pods } } } }`)).capacityReport.groups;
+    await page.locator("[data-report=capacity] article.report-group").first().waitFor({ timeout: 30_000 });
+    assert.deepEqual(
+      await page.$$eval("[data-report=capacity] article.report-group", (articles) => articles.map((a) => a.getAttribute("data-group"))),
+      pools.map((g: { key: { value: string }[] }) => g.key[0]!.value),
+    );
+    const general = pools.find((g: { key: { value: string }[] }) => g.key[0]!.value === "general");
+    assert.match((await page.locator('[data-report=capacity] article[data-group="general"]').textContent())!, new RegExp(`fit${general.fit.pods} pods`));
+    await page.locator("[data-report=trends] svg.chart").nth(1).waitFor({ timeout: 30_000 });
+    // memory-b-n44gm was NotReady for a moment in the kubectl test: one outage, in its strip.
+    const strips = page.locator("[data-report=availability] svg.outages");
+    await strips.waitFor({ timeout: 30_000 });
+    assert.match((await strips.getAttribute("aria-label"))!, /memory-b-n44gm [\d.]+% available, 1 outage/);
+    await page.screenshot({ path: join(ARTIFACTS, "ui-reports.png"), fullPage: true });
   });
 
   test("no request left the service's origin", () => {
