@@ -264,6 +264,9 @@ describe("the web UI in a real browser, on the real program watching the simulat
     const strips = page.locator("[data-report=availability] svg.outages");
     await strips.waitFor({ timeout: 30_000 });
     assert.match((await strips.getAttribute("aria-label"))!, /memory-b-n44gm [\d.]+% available, 1 outage/);
+    // A moment's outage in a day: a sliver of its strip, not the strip.
+    const [period, outage] = await strips.evaluate((svg) => Array.from(svg.querySelectorAll("g > rect")).map((r) => Number(r.getAttribute("width"))));
+    assert.ok(outage! < period! / 50, `outage ${outage} of ${period}`);
     await page.screenshot({ path: join(ARTIFACTS, "ui-reports.png"), fullPage: true });
   });
 

@@ -37,9 +37,13 @@ interface Answer {
   conditionTransitions: { edges: { node: { cluster: string; node: string; from: string | null; to: string; at: string } }[] };
 }
 
-/** The spans of Ready not True within [from, to), from the period's transitions (newest first, as the API gives them). */
+/**
+ * The spans of Ready not True within [from, to), from the period's transitions. The API gives
+ * them newest first (by time, then by id): reversed, not sorted again, so two transitions
+ * within one second (lastTransitionTime has second precision) stay in the order they happened.
+ */
 export function outageSpans(transitions: { from: string | null; to: string; at: string }[], from: number, to: number): Span[] {
-  const ordered = [...transitions].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+  const ordered = [...transitions].reverse();
   const spans: Span[] = [];
   let state = ordered[0]?.from ?? "TRUE";
   let since = from;
@@ -50,7 +54,7 @@ export function outageSpans(transitions: { from: string | null; to: string; at: 
     since = at;
   }
   if (state !== "TRUE") spans.push({ from: since, to, state: state as Span["state"] });
-  return spans.filter((s) => s.to > s.from || s.to === s.from);
+  return spans;
 }
 
 export function AvailabilitySection() {
@@ -91,7 +95,7 @@ export function AvailabilitySection() {
       {report && (
         <>
           <p>
-            {report.total.nodeCount} nodes, {report.total.availability === null ? "nothing observed" : `${percent(report.total.availability)} available`}, {report.total.outages} outages
+            {report.total.nodeCount} nodes, {report.total.availability === null ? "nothing observed" : `${percent(report.total.availability)} available`}, {report.total.outages} {report.total.outages === 1 ? "outage" : "outages"}
             {report.total.mttrSeconds !== null ? `, mean time to recover ${duration(report.total.mttrSeconds)}` : ""}.
           </p>
           <div class="bars">
@@ -100,7 +104,7 @@ export function AvailabilitySection() {
                 key={keyText(g.key)}
                 title={keyText(g.key)}
                 whole={1}
-                wholeText={`${g.nodeCount} nodes · ${g.outages} outages (longest ${duration(g.longestOutageSeconds)}) · ${g.flaps} flaps · maintenance ${duration(g.maintenanceSeconds)}`}
+                wholeText={`${g.nodeCount} ${g.nodeCount === 1 ? "node" : "nodes"} · ${g.outages} ${g.outages === 1 ? "outage" : "outages"} (longest ${duration(g.longestOutageSeconds)}) · ${g.flaps} flaps · maintenance ${duration(g.maintenanceSeconds)}`}
                 parts={[{ label: "available", value: g.availability ?? 0, kind: "bar-headroom", text: g.availability === null ? "not observed" : percent(g.availability) }]}
               />
             ))}

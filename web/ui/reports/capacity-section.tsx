@@ -90,7 +90,7 @@ export function CapacitySection() {
           <h3>
             {keyText(group.key)}{" "}
             <span class="muted">
-              {group.nodeCount} nodes, {group.readyNodeCount} Ready, {group.schedulableNodeCount} schedulable
+              {group.nodeCount} {group.nodeCount === 1 ? "node" : "nodes"}, {group.readyNodeCount} Ready, {group.schedulableNodeCount} schedulable
             </span>
           </h3>
           <div class="bars">
