@@ -68,7 +68,8 @@ describe("the web UI in a real browser, on the real program watching the simulat
         { subject: "wallboard", role: "viewer", token: VIEWER },
       ]),
     );
-    program = await startProgram(["--port", "0", "--data-dir", "memory", "--kubeconfig", sim.kubeconfigPath, "--auth-tokens-file", tokens]);
+    // Trends sampled every second, so the reports page has lines to draw by the time it is opened.
+    program = await startProgram(["--port", "0", "--data-dir", "memory", "--kubeconfig", sim.kubeconfigPath, "--auth-tokens-file", tokens, "--trends-interval", "1"]);
     operator = await launchBrowser({ width: 1280, height: 900 });
     mkdirSync(ARTIFACTS, { recursive: true });
   });
@@ -260,6 +261,8 @@ describe("the web UI in a real browser, on the real program watching the simulat
     const general = pools.find((g: { key: { value: string }[] }) => g.key[0]!.value === "general");
     assert.match((await page.locator('[data-report=capacity] article[data-group="general"]').textContent())!, new RegExp(`fit${general.fit.pods} pods`));
     await page.locator("[data-report=trends] svg.chart").nth(1).waitFor({ timeout: 30_000 });
+    const lines = await page.$$eval("[data-report=trends] svg.chart path", (paths) => paths.map((p) => p.getAttribute("d") ?? ""));
+    assert.ok(lines.some((d) => d.startsWith("M")), `no line drawn: ${JSON.stringify(lines)}`);
     // memory-b-n44gm was NotReady for a moment in the kubectl test: one outage, in its strip.
     const strips = page.locator("[data-report=availability] svg.outages");
     await strips.waitFor({ timeout: 30_000 });

@@ -78,13 +78,17 @@ export function TrendsSection() {
         </label>
       </form>
       <ErrorNote error={error} />
-      {data && (
-        <div class="charts">
-          <LineChart title={`CPU ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.cpu} format={cores} />
-          <LineChart title={`Memory ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.memory} format={bytes} />
-          {data.cpu.every((s) => s.values.every((v) => v === null)) && <p class="muted">No samplings in this period yet (the service samples every --trends-interval seconds).</p>}
-        </div>
-      )}
+      {data &&
+        (data.cpu.every((s) => s.values.every((v) => v === null)) ? (
+          <p class="muted" data-empty="true">
+            No samplings in this period yet (the service samples every <code>--trends-interval</code> seconds).
+          </p>
+        ) : (
+          <div class="charts">
+            <LineChart title={`CPU ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.cpu} format={cores} />
+            <LineChart title={`Memory ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.memory} format={bytes} />
+          </div>
+        ))}
     </section>
   );
 }
