@@ -213,6 +213,12 @@ describe("the web UI in a real browser, on the real program watching the simulat
     // The history shows the drain, and the node is cordoned.
     await page.locator(".timeline .entry.maintenance").filter({ hasText: "drain succeeded by oncall" }).waitFor({ timeout: 30_000 });
     await page.locator('main[data-cordoned="true"]').waitFor();
+    // Node changes and Kubernetes events are in the timeline too, as many as the API holds.
+    const facts = (await api(`query($name: String!) { node(cluster: "sim", name: $name) { changes(first: 200) { kind } events(first: 100) { reason } } }`, { name: node })).node;
+    assert.ok(facts.changes.some((c: { kind: string }) => c.kind === "SCHEDULABILITY"), JSON.stringify(facts.changes));
+    await page.waitForFunction((n) => document.querySelectorAll(".timeline .entry.change").length >= n, facts.changes.length, { timeout: 30_000 });
+    await page.waitForFunction((n) => document.querySelectorAll(".timeline .entry.event").length >= n, facts.events.length, { timeout: 30_000 });
+    await page.locator(".timeline .entry.change").filter({ hasText: "schedulability" }).first().waitFor();
     await page.screenshot({ path: join(ARTIFACTS, "ui-node.png"), fullPage: true });
   });
 
