@@ -68,7 +68,8 @@ describe("the web UI in a real browser, on the real program watching the simulat
         { subject: "wallboard", role: "viewer", token: VIEWER },
       ]),
     );
-    program = await startProgram(["--port", "0", "--data-dir", "memory", "--kubeconfig", sim.kubeconfigPath, "--auth-tokens-file", tokens]);
+    // Trends sampled every second, so the reports page has lines to draw by the time it is opened.
+    program = await startProgram(["--port", "0", "--data-dir", "memory", "--kubeconfig", sim.kubeconfigPath, "--auth-tokens-file", tokens, "--trends-interval", "1"]);
     operator = await launchBrowser({ width: 1280, height: 900 });
     mkdirSync(ARTIFACTS, { recursive: true });
   });
@@ -165,6 +166,23 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.locator(`${tile}[data-cordoned="false"][data-ready="true"]`).waitFor({ timeout: 30_000 });
   });
 
+  test("keyboard: one tile is in the tab order, arrow keys and Home/End move between tiles, every tile says its state in words", async () => {
+    const { page } = operator;
+    assert.equal(await page.locator('a.tile[tabindex="0"]').count(), 1);
+    const order = await page.$$eval("a.tile[data-node]", (tiles) => tiles.map((t) => t.getAttribute("data-node")));
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute("data-node"));
+    await page.locator("a.tile").first().focus();
+    await page.keyboard.press("ArrowRight");
+    assert.equal(await focused(), order[1]);
+    await page.keyboard.press("End");
+    assert.equal(await focused(), order.at(-1));
+    await page.keyboard.press("Home");
+    assert.equal(await focused(), order[0]);
+    assert.equal(await page.locator('a.tile[tabindex="0"]').getAttribute("data-node"), order[0]);
+    const labels = await page.$$eval("a.tile[data-node]", (tiles) => tiles.map((t) => t.getAttribute("aria-label")));
+    assert.ok(labels.every((label) => /^[\w-]+ \(sim\): (Ready|NotReady|Unknown)(, cordoned)?(, draining)?$/.test(label!)), JSON.stringify(labels));
+  });
+
   test("an operator opens a node from its tile with the keyboard, drains it with options and a reason, and sees every pod go", async () => {
     const { page } = operator;
     // A worker of seed 1 whose pods' budgets let every eviction through.
@@ -195,6 +213,12 @@ describe("the web UI in a real browser, on the real program watching the simulat
     // The history shows the drain, and the node is cordoned.
     await page.locator(".timeline .entry.maintenance").filter({ hasText: "drain succeeded by oncall" }).waitFor({ timeout: 30_000 });
     await page.locator('main[data-cordoned="true"]').waitFor();
+    // Node changes and Kubernetes events are in the timeline too, as many as the API holds.
+    const facts = (await api(`query($name: String!) { node(cluster: "sim", name: $name) { changes(first: 200) { kind } events(first: 100) { reason } } }`, { name: node })).node;
+    assert.ok(facts.changes.some((c: { kind: string }) => c.kind === "SCHEDULABILITY"), JSON.stringify(facts.changes));
+    await page.waitForFunction((n) => document.querySelectorAll(".timeline .entry.change").length >= n, facts.changes.length, { timeout: 30_000 });
+    await page.waitForFunction((n) => document.querySelectorAll(".timeline .entry.event").length >= n, facts.events.length, { timeout: 30_000 });
+    await page.locator(".timeline .entry.change").filter({ hasText: "schedulability" }).first().waitFor();
     await page.screenshot({ path: join(ARTIFACTS, "ui-node.png"), fullPage: true });
   });
 
@@ -228,6 +252,31 @@ describe("the web UI in a real browser, on the real program watching the simulat
     assert.deepEqual(await page.$$eval("main button", (bs) => bs.map((b) => b.outerHTML)), []);
     assert.equal(await page.locator("main .maintenance").count(), 0);
     assert.equal(await page.getByLabel("Reason").count(), 0);
+  });
+
+  test("the reports page draws capacity per pool as the service counts it, trends as lines, and the outage of the node made NotReady", async () => {
+    const { page } = operator;
+    await page.getByRole("link", { name: "Reports" }).click();
+    await page.getByRole("heading", { name: "Reports", level: 1 }).waitFor();
+    const pools = (await api(`{ capacityReport(groupBy: [{ by: NODE_POOL }], podShape: { cpu: "500m", memory: "1Gi" }) { groups { key { value } fit { pods } } } }`)).capacityReport.groups;
+    await page.locator("[data-report=capacity] article.report-group").first().waitFor({ timeout: 30_000 });
+    assert.deepEqual(
+      await page.$$eval("[data-report=capacity] article.report-group", (articles) => articles.map((a) => a.getAttribute("data-group"))),
+      pools.map((g: { key: { value: string }[] }) => g.key[0]!.value),
+    );
+    const general = pools.find((g: { key: { value: string }[] }) => g.key[0]!.value === "general");
+    assert.match((await page.locator('[data-report=capacity] article[data-group="general"]').textContent())!, new RegExp(`fit${general.fit.pods} pods`));
+    await page.locator("[data-report=trends] svg.chart").nth(1).waitFor({ timeout: 30_000 });
+    const lines = await page.$$eval("[data-report=trends] svg.chart path", (paths) => paths.map((p) => p.getAttribute("d") ?? ""));
+    assert.ok(lines.some((d) => d.startsWith("M")), `no line drawn: ${JSON.stringify(lines)}`);
+    // memory-b-n44gm was NotReady for a moment in the kubectl test: one outage, in its strip.
+    const strips = page.locator("[data-report=availability] svg.outages");
+    await strips.waitFor({ timeout: 30_000 });
+    assert.match((await strips.getAttribute("aria-label"))!, /memory-b-n44gm [\d.]+% available, 1 outage/);
+    // A moment's outage in a day: a sliver of its strip, not the strip.
+    const [period, outage] = await strips.evaluate((svg) => Array.from(svg.querySelectorAll("g > rect")).map((r) => Number(r.getAttribute("width"))));
+    assert.ok(outage! < period! / 50, `outage ${outage} of ${period}`);
+    await page.screenshot({ path: join(ARTIFACTS, "ui-reports.png"), fullPage: true });
   });
 
   test("no request left the service's origin", () => {

@@ -110,6 +110,8 @@ export class TileGrid {
     const focus = (this.focusId && this.placed.get(this.focusId)?.tile) || this.root.querySelector<HTMLAnchorElement>("a.tile");
     if (focus) focus.tabIndex = 0;
     this.onDrawn(shown.length, tree.counts);
+    // For `npm run bench:ui`: when the tiles were first painted (the frame after this one).
+    requestAnimationFrame(() => setTimeout(() => performance.mark("ni:tiles-painted", { detail: shown.length })));
   }
 
   private drawGroup(group: Group, parents: GroupView[], level: number): HTMLElement {

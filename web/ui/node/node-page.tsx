@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, gql, onReconnect, subscribe } from "../api";
 import { mayMaintain, type Caller } from "../auth";
 import { Bar } from "../bar";
-import { bytes, cores, percent, when } from "../format";
+import { bytes, cores, duration, percent, when } from "../format";
 import { DrainProgress } from "./drain-progress";
 import { MaintenancePanel } from "./maintenance-panel";
 import { NODE, NODE_CHANGED, NODE_FACTS, NODE_MAINTENANCE, type DrainData, type NodeData, type NodeFacts, type ResourcesData } from "./node-queries";
@@ -102,7 +102,16 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
         {node.name} <span class={`badge state-${ready}`}>{node.status}</span>
       </h1>
       <p class="facts">
-        {[node.roles.join(", ") || "no role", node.zone, node.instanceType, `created ${when(node.createdAt)}`, `${node.podCount} pods`].filter(Boolean).join(" · ")}
+        {[
+          node.roles.join(", ") || "no role",
+          node.zone,
+          node.instanceType,
+          `created ${when(node.createdAt)}`,
+          `${node.podCount} pods`,
+          facts?.heartbeatAgeSeconds != null ? `kubelet heartbeat ${duration(facts.heartbeatAgeSeconds)} ago` : null,
+        ]
+          .filter(Boolean)
+          .join(" · ")}
       </p>
 
       {mayMaintain(caller) && <MaintenancePanel node={node} drained={setDrain} changed={load} />}

@@ -27,11 +27,12 @@ export const NODE = `query NodePage($cluster: String!, $name: String!) {
 }`;
 
 /**
- * Node events and recorded node changes, asked for apart: they are newer parts of the API,
+ * Node events, recorded node changes and the kubelet's heartbeat, asked for apart: they are newer parts of the API,
  * and a service without them answers this query with a validation error the page ignores.
  */
 export const NODE_FACTS = `query NodeFacts($cluster: String!, $name: String!) {
   node(cluster: $cluster, name: $name) {
+    heartbeatTime heartbeatAgeSeconds
     events(first: 100) { id type reason message count firstSeen lastSeen source }
     changes(first: 200) { id kind key from to at actor }
   }
@@ -117,6 +118,8 @@ export interface NodeData {
 }
 
 export interface NodeFacts {
+  heartbeatTime: string | null;
+  heartbeatAgeSeconds: number | null;
   events: { id: string; type: string; reason: string; message: string | null; count: number; firstSeen: string | null; lastSeen: string | null; source: string | null }[];
   changes: { id: string; kind: string; key: string | null; from: string | null; to: string | null; at: string; actor: string | null }[];
 }
