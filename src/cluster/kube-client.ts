@@ -193,6 +193,17 @@ export class KubeClient {
     onEvent: (type: WatchEventType, object: Record<string, any>) => void,
     onDone: (error: unknown) => void,
   ): Promise<AbortController> {
-    return this.watcher.watch(path, query, (type: string, object: Record<string, any>) => onEvent(type as WatchEventType, object), onDone);
+    // client-node's Watch keeps only the status line of a refused watch ("Forbidden"), while the
+    // apiserver's Status says which permission is missing: ask once more with a one-item list,
+    // which is refused for the same reason with that Status, and hand on its KubeApiError.
+    const done = (error: unknown) => {
+      const code = (error as { statusCode?: number } | undefined)?.statusCode;
+      if (code === undefined || code < 400 || code === 410) return onDone(error);
+      this.getJson(path, { limit: 1 }, 10_000).then(
+        () => onDone(error),
+        (status: unknown) => onDone(status instanceof KubeApiError && status.statusCode === code ? status : error),
+      );
+    };
+    return this.watcher.watch(path, query, (type: string, object: Record<string, any>) => onEvent(type as WatchEventType, object), done);
   }
 }
