@@ -17,6 +17,7 @@ import { migrate } from "../db/migrator.js";
 import type { RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
+import { InFlightLimiter } from "../graphql/in-flight.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
 import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
 import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
@@ -126,6 +127,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
   const policy = createOperationPolicy(config.limits, rate, () => limiter);
+  // Operations running at once, per caller and overall, shared by HTTP and WebSocket.
+  const inFlight = new InFlightLimiter(config.limits.maxInFlightPerCaller, config.limits.maxInFlight);
   const contextFor = (req: IncomingMessage, principal: Principal): RequestContext => {
     const requestId = requestIdOf(req);
     return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
@@ -267,6 +270,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             apollo,
             (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
             contextFor,
+            inFlight,
           ),
           readiness: async () => {
             const up = await db.ping();
@@ -322,6 +326,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         introspection: config.introspection !== false,
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
+        inFlight,
+        limits: {
+          connectionsPerCaller: config.limits.maxWebSocketsPerCaller,
+          subscriptionsPerConnection: config.limits.maxSubscriptionsPerConnection,
+          subscriptionsPerCaller: config.limits.maxSubscriptionsPerCaller,
+        },
         ...(overrides.keepAliveMs !== undefined ? { keepAliveMs: overrides.keepAliveMs } : {}),
       });
       const { port } = httpServer.address() as AddressInfo;
