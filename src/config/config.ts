@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { isLoopbackHost } from "../auth/loopback.js";
 import { ROLES, type Role } from "../auth/principal.js";
 import { labelKeyErrors } from "../k8s/label-validation.js";
+import { redactUrl } from "../log/redact-url.js";
 
 /** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
 export type DatabaseConfig =
@@ -461,13 +462,7 @@ export function parseFlags(
   }
 }
 
-/** postgresql://user:secret@host/db → postgresql://user@host/db: safe to log. */
+/** postgresql://user:secret@host/db?sslpassword=… → postgresql://user@host/db?sslpassword=REDACTED: safe to log. */
 export function redactDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = "";
-    return parsed.toString();
-  } catch {
-    return "(unparseable URL)";
-  }
+  return redactUrl(url);
 }
