@@ -123,6 +123,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   };
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
+  const authRequired = Boolean(config.auth.tokensFile || config.auth.oidc);
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
@@ -300,12 +301,18 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             };
             return { ready: Object.values(checks).every((check) => check.ok), checks };
           },
+          // Probes are anonymous: they get ready or not in general terms; the details (cluster
+          // names, buffer counts) go to a caller who authenticates (the local admin without auth).
+          readinessDetails: async (req) => {
+            if (authRequired && !req.headers.authorization) return false;
+            return (await authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))).ok;
+          },
           pages: createPages(
             schema,
             {
               version: VERSION,
               simulatedClusters: registry.names().filter((name) => registry.isSimulated(name)),
-              authRequired: Boolean(config.auth.tokensFile || config.auth.oidc),
+              authRequired,
               introspection: config.introspection !== false,
             },
             () => url.replace(/^https?:\/\//, ""),
