@@ -47,6 +47,8 @@ export interface GraphqlWebSocketOptions {
   limits?: WebSocketLimits;
   /** Operations running at once, shared with HTTP; absent: unbounded. */
   inFlight?: InFlightLimiter;
+  /** Sees each operation's outcome (errors as sent) and seconds from subscribe to result; a subscription's at its start. */
+  observe?(operation: { name: string | null | undefined; type: string | undefined }, errors: readonly GraphQLFormattedError[] | undefined, seconds: number | undefined): void;
 }
 
 /** How much of the server one caller may hold open over WebSocket. */
@@ -76,6 +78,8 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
 
   /** Audit lines of mutations, finished when their result is known. */
   const audits = new WeakMap<object, AuditDone>();
+  /** When each operation was subscribed, by its context, for `observe`. */
+  const began = new WeakMap<object, { at: number; name: string | null | undefined; type: string }>();
 
   /** Acknowledged connections and what they authenticated with, checked again when credentials change. */
   const authenticated = new Map<WebSocket, { request: IncomingMessage; connectionParams: Record<string, unknown> | undefined }>();
@@ -165,12 +169,19 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       connection?.running.delete(id);
       // Only mutations have an audit line, and their result is never a stream.
       const audit = audits.get(args.contextValue as object);
-      if (!audit) return;
+      const start = began.get(args.contextValue as object);
+      if (!audit && !(start && options.observe)) return;
       const settled = await result;
-      if (!(Symbol.asyncIterator in settled)) audit(settled.errors);
+      const stream = Symbol.asyncIterator in settled;
+      if (audit && !stream) audit(settled.errors);
+      if (start) options.observe?.(start, stream ? undefined : settled.errors?.map(options.formatError), (performance.now() - start.at) / 1000);
+    },
+    onError: (_ctx, _id, payload, errors) => {
+      const formatted = errors.map(options.formatError);
+      options.observe?.({ name: payload.operationName, type: undefined }, formatted, undefined);
+      return formatted;
     },
     onComplete: (ctx, id) => release(ctx.extra.socket, id),
-    onError: (_ctx, _id, _payload, errors) => errors.map(options.formatError),
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors ? { ...result, errors: result.errors.map(options.formatError) } : undefined,
   });
@@ -200,6 +211,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       ...options.contextFor(request, auth.principal),
       closeConnection: (code, reason) => socket.close(code, reason),
     };
+    began.set(context, { at: performance.now(), name: payload.operationName ?? operation.name?.value, type: operation.operation });
     try {
       const audit = await options.policy.admit({ context, schema, document, operation, variables: payload.variables ?? undefined, transport: "websocket" });
       if (audit) audits.set(context, audit);

@@ -116,6 +116,12 @@ export class HistoryRecorder {
     return since && now - since.getTime() >= this.o.stallAfterMs ? since : undefined;
   }
 
+  /** When the oldest observation still waiting to be written was made (history's lag), if one waits. */
+  oldestPendingAt(): Date | undefined {
+    for (const job of this.queue) if (job.kind === "observe") return job.observation.at;
+    return undefined;
+  }
+
   /** Whether this replica holds `cluster`'s lease: work done once per cluster (trend sampling) follows it. */
   leads(cluster: string): boolean {
     return this.leading.has(cluster);

@@ -109,9 +109,18 @@ export class HistoryStore {
         }
         return { transitions: writtenTransitions.length, changes: writtenChanges.length, maintenance: writtenEvents.length, notices: [...notices.values()], refused };
       },
-      { timeout: 30_000, maxWait: 30_000 },
+      { timeout: transactionTimeoutMs(observations.length), maxWait: 30_000 },
     );
   }
+}
+
+/**
+ * How long one cluster's batch may hold its transaction. A reconcile writes every node of a
+ * cluster at once (5,000 nodes are ~15,000 rows), which on a busy database took over Prisma's
+ * 30 s default; the bound still ends a transaction that hangs, and grows with the batch.
+ */
+function transactionTimeoutMs(observations: number): number {
+  return 30_000 + 25 * observations;
 }
 
 /**
@@ -160,16 +169,17 @@ async function upsertPart(tx: Prisma.TransactionClient, cluster: string, states:
   const rows = states.map(
     ([name, s]) =>
       Prisma.sql`(${cluster}, ${name}, ${s.uid}, ${JSON.stringify(s.conditions)}::jsonb, ${s.unschedulable}, ${s.kubeletVersion},
-        ${s.containerRuntime}, ${JSON.stringify(s.labels)}::jsonb, ${JSON.stringify(s.taints)}::jsonb, ${s.firstSeenAt}, ${s.deletedAt}, now())`,
+        ${s.containerRuntime}, ${JSON.stringify(s.labels)}::jsonb, ${JSON.stringify(s.taints)}::jsonb, ${s.firstSeenAt}, ${s.deletedAt}, now(),
+        ${s.bootId}, ${s.changeNote})`,
   );
   await tx.$executeRaw`
-    INSERT INTO node_state (cluster, name, uid, conditions, unschedulable, kubelet_version, container_runtime, labels, taints, first_seen_at, deleted_at, updated_at)
+    INSERT INTO node_state (cluster, name, uid, conditions, unschedulable, kubelet_version, container_runtime, labels, taints, first_seen_at, deleted_at, updated_at, boot_id, change_note)
     VALUES ${Prisma.join(rows)}
     ON CONFLICT (cluster, name) DO UPDATE SET
       uid = EXCLUDED.uid, conditions = EXCLUDED.conditions, unschedulable = EXCLUDED.unschedulable,
       kubelet_version = EXCLUDED.kubelet_version, container_runtime = EXCLUDED.container_runtime,
       labels = EXCLUDED.labels, taints = EXCLUDED.taints, first_seen_at = EXCLUDED.first_seen_at,
-      deleted_at = EXCLUDED.deleted_at, updated_at = now()`;
+      deleted_at = EXCLUDED.deleted_at, updated_at = now(), boot_id = EXCLUDED.boot_id, change_note = EXCLUDED.change_note`;
 }
 
 function json(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
@@ -184,6 +194,8 @@ function fromRow(row: {
   containerRuntime: string;
   labels: unknown;
   taints: unknown;
+  bootId: string;
+  changeNote: string | null;
   firstSeenAt: Date;
   deletedAt: Date | null;
 }): NodeSnapshot {
@@ -195,6 +207,8 @@ function fromRow(row: {
     containerRuntime: row.containerRuntime,
     labels: row.labels as Record<string, string>,
     taints: row.taints as Taint[],
+    bootId: row.bootId,
+    changeNote: row.changeNote,
     firstSeenAt: row.firstSeenAt,
     deletedAt: row.deletedAt,
   };

@@ -1,0 +1,121 @@
+import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from "@apollo/server-gateway-interface";
+import {
+  execute,
+  getVariableValues,
+  Kind,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
+import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
+
+/**
+ * The root fields answered from the live watch cache. Their answers are the large ones (all
+ * 5,000 nodes of a fleet are ~300,000 fields), where graphql-js's per-field work is most of the
+ * time; everything else (history, reports, the service's status, mutations, introspection) is
+ * small and keeps graphql-js as it is.
+ */
+const COMPILED_ROOT_FIELDS = new Set(["clusters", "nodes", "node", "__typename"]);
+
+export interface CompiledExecutorOptions {
+  /** How many times a document is run by graphql-js before it is compiled (one-off queries never pay for compiling). */
+  compileAfter?: number;
+  /** Compiled documents kept (least recently used dropped first). */
+  maxCompiled?: number;
+}
+
+/** What executes one operation: the document is valid and `operation` is the one to run. */
+export interface OperationRequest {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  operationName: string | null;
+  variables: Record<string, unknown> | undefined;
+  contextValue: unknown;
+  /** Identifies the document text (Apollo's query hash). */
+  documentKey: string;
+}
+
+interface Compiled {
+  seen: number;
+  query?: CompiledQuery;
+}
+
+/**
+ * Runs queries over the live cache as graphql-jit compiled functions, cached per document,
+ * and everything else with graphql-js. The answers are graphql-js's, byte for byte
+ * (test/graphql/executor-parity.test.ts): variables are coerced by graphql-js first, so a bad
+ * variable gets graphql-js's own error, and jit never sees a document graphql-js would reject.
+ */
+export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): CompiledExecutor {
+  const compileAfter = options.compileAfter ?? 1;
+  const maxCompiled = options.maxCompiled ?? 200;
+  // A Map iterates in insertion order: re-inserting on use makes the first key the least recent.
+  const cache = new Map<string, Compiled>();
+
+  const entryFor = (key: string): Compiled => {
+    let entry = cache.get(key);
+    if (entry) cache.delete(key);
+    else entry = { seen: 0 };
+    cache.set(key, entry);
+    if (cache.size > maxCompiled) cache.delete(cache.keys().next().value!);
+    return entry;
+  };
+
+  let compiledCount = 0;
+  const run = async (request: OperationRequest): Promise<ExecutionResult> => {
+    const { document, operation, operationName, variables, contextValue } = request;
+    const plain = () => execute({ schema, document, operationName, variableValues: variables, contextValue }) as Promise<ExecutionResult> | ExecutionResult;
+    if (operation.operation !== "query" || !compilable(operation.selectionSet)) return plain();
+    const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
+    if (coerced.errors) return plain();
+    const entry = entryFor(`${request.documentKey}\n${operationName ?? ""}`);
+    if (!entry.query) {
+      if (++entry.seen <= compileAfter) return plain();
+      const compiled = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
+      // Compiling fails only on what validation already refused; graphql-js then says why.
+      if (!isCompiledQuery(compiled)) return plain();
+      entry.query = compiled;
+      compiledCount++;
+    }
+    return entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult;
+  };
+  return Object.assign(run, { compiled: () => compiledCount });
+}
+
+/** Runs one operation; `compiled()` counts the operations compiled so far. */
+export type CompiledExecutor = ((request: OperationRequest) => Promise<ExecutionResult>) & { compiled(): number };
+
+/** Only live-cache root fields, no fragments at the root (they would hide what is asked). */
+function compilable(set: SelectionSetNode): boolean {
+  return set.selections.every((s) => s.kind === Kind.FIELD && COMPILED_ROOT_FIELDS.has(s.name.value));
+}
+
+/**
+ * Apollo Server's gateway interface, used for what it is: a way to put another executor behind
+ * Apollo's parsing, validation, plugins and error formatting. The schema never changes.
+ */
+export function compiledExecutorGateway(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): GatewayInterface & { compiled(): number } {
+  const run = createCompiledExecutor(schema, options);
+  const executor: GatewayExecutor = (context: GatewayGraphQLRequestContext) =>
+    run({
+      document: context.document,
+      operation: context.operation,
+      operationName: context.operationName,
+      variables: context.request.variables,
+      contextValue: context.context,
+      documentKey: context.queryHash,
+    }) as ReturnType<GatewayExecutor>;
+  return {
+    async load() {
+      return { executor };
+    },
+    onSchemaLoadOrUpdate(callback) {
+      callback({ apiSchema: schema, coreSupergraphSdl: "" });
+      return () => {};
+    },
+    async stop() {},
+    compiled: run.compiled,
+  };
+}
