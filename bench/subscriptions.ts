@@ -24,7 +24,7 @@ console.log(`simulator at ${sim.url}`);
 const dir = mkdtempSync(join(tmpdir(), "ni-bench-subs-"));
 const kubeconfig = join(dir, "kubeconfig");
 writeFileSync(kubeconfig, sim.kubeconfig());
-const service = await spawnUntil(["serve", "--port", "0", "--data-dir", "memory", "--kubeconfig", kubeconfig, "--log-level", "info"], /"url":"([^"]+)","graphql"/);
+const service = await spawnUntil(["serve", "--port", "0", "--data-dir", "memory", "--kubeconfig", kubeconfig, "--log-level", "info", "--max-websockets-per-caller", String(subscribers), "--max-subscriptions-per-caller", String(subscribers), "--max-in-flight-per-caller", String(subscribers)], /"url":"([^"]+)","graphql"/);
 const url = service.match[1]!;
 console.log(`service at ${url}`);
 const clients: Client[] = [];

@@ -18,6 +18,7 @@ import type { RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
 import { compiledExecutorGateway } from "../graphql/executor.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
+import { InFlightLimiter } from "../graphql/in-flight.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
 import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
 import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
@@ -136,11 +137,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   };
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
+  const authRequired = Boolean(config.auth.tokensFile || config.auth.oidc);
   const metrics = new ServiceMetrics();
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
   const policy = createOperationPolicy(config.limits, rate, () => limiter);
+  // Operations running at once, per caller and overall, shared by HTTP and WebSocket.
+  const inFlight = new InFlightLimiter(config.limits.maxInFlightPerCaller, config.limits.maxInFlight);
   const contextFor = (req: IncomingMessage, principal: Principal): RequestContext => {
     const requestId = requestIdOf(req);
     return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
@@ -311,6 +315,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             apollo,
             (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
             contextFor,
+            inFlight,
           ),
           subgraph: graphqlHttpHandler(
             subgraph,
@@ -347,12 +352,18 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             };
             return { ready: Object.values(checks).every((check) => check.ok), checks };
           },
+          // Probes are anonymous: they get ready or not in general terms; the details (cluster
+          // names, buffer counts) go to a caller who authenticates (the local admin without auth).
+          readinessDetails: async (req) => {
+            if (authRequired && !req.headers.authorization) return false;
+            return (await authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))).ok;
+          },
           pages: createPages(
             schema,
             {
               version: VERSION,
               simulatedClusters: registry.names().filter((name) => registry.isSimulated(name)),
-              authRequired: Boolean(config.auth.tokensFile || config.auth.oidc),
+              authRequired,
               introspection: config.introspection !== false,
             },
             () => url.replace(/^https?:\/\//, ""),
@@ -373,6 +384,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         introspection: config.introspection !== false,
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
+        inFlight,
+        limits: {
+          connectionsPerCaller: config.limits.maxWebSocketsPerCaller,
+          subscriptionsPerConnection: config.limits.maxSubscriptionsPerConnection,
+          subscriptionsPerCaller: config.limits.maxSubscriptionsPerCaller,
+        },
         ...(overrides.keepAliveMs !== undefined ? { keepAliveMs: overrides.keepAliveMs } : {}),
         observe: (operation, errors, seconds) => metrics.operation(operation.name, operation.type, errors, seconds),
       });

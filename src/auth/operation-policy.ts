@@ -25,6 +25,23 @@ export type { AuditDone, OperationPolicy, OperationRequest } from "../graphql/ca
  * Resolvers may still ask for more with requireRole.
  */
 export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: number, limiter: () => MutationLimiter | undefined): OperationPolicy {
+  /**
+   * A refused mutation still takes one from its caller's allowance, so refusals (a viewer's
+   * mutations, over-deep or over-costly ones) cannot be sent, and audited, without limit;
+   * once the allowance is gone the refusal is RATE_LIMITED itself.
+   */
+  const chargedRefusal = async (error: unknown, subject?: string): Promise<unknown> => {
+    const rate = limiter();
+    if (!rate || !subject || !(error instanceof AppError) || error.extensions["reason"] === RefusalReason.RATE_LIMITED) return error;
+    const taken = await rate.take(subject, 1);
+    return taken.ok ? error : rateLimited(taken.retryAfterSeconds);
+  };
+  const rateLimited = (retryAfterSeconds: number) =>
+    new AppError(ErrorCode.FORBIDDEN, `Too many mutations: at most ${mutationRateLimit} a minute; try again in ${retryAfterSeconds} s`, {
+      reason: RefusalReason.RATE_LIMITED,
+      retryAfterSeconds,
+    });
+
   return {
     async admit({ context, schema, document, operation, variables, transport }) {
       const mutation = operation.operation === "mutation";
@@ -83,17 +100,12 @@ export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: n
         if (rate) {
           // Each mutation field is one mutation: aliases cannot multiply the allowance.
           const taken = await rate.take(principal.subject, Math.max(1, fields.length));
-          if (!taken.ok) {
-            throw new AppError(
-              ErrorCode.FORBIDDEN,
-              `Too many mutations: at most ${mutationRateLimit} a minute; try again in ${taken.retryAfterSeconds} s`,
-              { reason: RefusalReason.RATE_LIMITED, retryAfterSeconds: taken.retryAfterSeconds },
-            );
-          }
+          if (!taken.ok) throw rateLimited(taken.retryAfterSeconds);
         }
       } catch (error) {
-        if (audit && error instanceof AppError) audit([error]);
-        throw error;
+        const refusal = mutation ? await chargedRefusal(error, context.principal?.subject) : error;
+        if (audit && refusal instanceof AppError) audit([refusal]);
+        throw refusal;
       }
       return audit;
     },

@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { isLoopbackHost } from "../auth/loopback.js";
 import { ROLES, type Role } from "../auth/principal.js";
 import { labelKeyErrors } from "../k8s/label-validation.js";
+import { redactUrl } from "../log/redact-url.js";
 
 /** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
 export type DatabaseConfig =
@@ -74,6 +75,16 @@ export interface LimitsConfig {
   maxQueryDepth: number;
   /** Objects an operation may resolve, lists counted at their `first` (see operation-limits.ts). */
   maxQueryCost: number;
+  /** WebSocket connections one caller (subject) may hold open at once. */
+  maxWebSocketsPerCaller: number;
+  /** Subscriptions one WebSocket connection may carry at once. */
+  maxSubscriptionsPerConnection: number;
+  /** Subscriptions one caller may hold across all its connections. */
+  maxSubscriptionsPerCaller: number;
+  /** Operations one caller may have running at once (HTTP requests and WebSocket queries and mutations). */
+  maxInFlightPerCaller: number;
+  /** Operations running at once, all callers together. */
+  maxInFlight: number;
 }
 
 /** Capacity trends: how often node usage and requests are sampled, and how long raw samples stay. */
@@ -175,6 +186,11 @@ export const SETTINGS = {
   impersonate: { flag: "impersonate", env: "IMPERSONATE_CALLERS", default: "false", help: "act on Kubernetes as the caller (Impersonate-User headers)" },
   mutationRateLimit: { flag: "mutation-rate-limit", env: "MUTATION_RATE_LIMIT", default: "30", help: "mutations per minute per caller; 0: no limit" },
   maxQueryDepth: { flag: "max-query-depth", env: "MAX_QUERY_DEPTH", default: "12", help: "deepest nesting of fields an operation may have" },
+  maxWebSocketsPerCaller: { flag: "max-websockets-per-caller", env: "MAX_WEBSOCKETS_PER_CALLER", default: "100", help: "WebSocket connections one caller may hold open" },
+  maxSubscriptionsPerConnection: { flag: "max-subscriptions-per-connection", env: "MAX_SUBSCRIPTIONS_PER_CONNECTION", default: "100", help: "subscriptions one WebSocket connection may carry" },
+  maxSubscriptionsPerCaller: { flag: "max-subscriptions-per-caller", env: "MAX_SUBSCRIPTIONS_PER_CALLER", default: "1000", help: "subscriptions one caller may hold across its connections" },
+  maxInFlightPerCaller: { flag: "max-in-flight-per-caller", env: "MAX_IN_FLIGHT_PER_CALLER", default: "16", help: "operations one caller may have running at once; more are refused (429, Retry-After)" },
+  maxInFlight: { flag: "max-in-flight", env: "MAX_IN_FLIGHT", default: "128", help: "operations running at once, all callers together; more are refused (503, Retry-After)" },
   drainTimeout: { flag: "drain-timeout", env: "DRAIN_TIMEOUT_SECONDS", default: "600", help: "seconds a drain may take when its options do not say (at most 86400)" },
   maxQueryCost: { flag: "max-query-cost", env: "MAX_QUERY_COST", default: "500000", help: "most objects an operation may ask for, lists counted at their `first`" },
   trendsInterval: { flag: "trends-interval", env: "TRENDS_INTERVAL_SECONDS", default: "60", help: "seconds between samples of node usage and requests for capacity trends; 0 turns sampling off" },
@@ -274,6 +290,11 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     limits: {
       maxQueryDepth: wholeNumber("maxQueryDepth", flags, env, 1, 1_000),
       maxQueryCost: wholeNumber("maxQueryCost", flags, env, 1, 1_000_000_000),
+      maxWebSocketsPerCaller: wholeNumber("maxWebSocketsPerCaller", flags, env, 1, 1_000_000),
+      maxSubscriptionsPerConnection: wholeNumber("maxSubscriptionsPerConnection", flags, env, 1, 1_000_000),
+      maxSubscriptionsPerCaller: wholeNumber("maxSubscriptionsPerCaller", flags, env, 1, 1_000_000),
+      maxInFlightPerCaller: wholeNumber("maxInFlightPerCaller", flags, env, 1, 100_000),
+      maxInFlight: wholeNumber("maxInFlight", flags, env, 1, 100_000),
     },
     maintenance: { drainTimeoutSeconds: wholeNumber("drainTimeout", flags, env, 1, 86_400) },
     trends: {
@@ -451,13 +472,7 @@ export function parseFlags(
   }
 }
 
-/** postgresql://user:secret@host/db → postgresql://user@host/db: safe to log. */
+/** postgresql://user:secret@host/db?sslpassword=… → postgresql://user@host/db?sslpassword=REDACTED: safe to log. */
 export function redactDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = "";
-    return parsed.toString();
-  } catch {
-    return "(unparseable URL)";
-  }
+  return redactUrl(url);
 }

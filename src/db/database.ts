@@ -4,6 +4,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { redactDatabaseUrl, type DatabaseConfig } from "../config/config.js";
+import { redactUrlsIn } from "../log/redact-url.js";
 import { PrismaClient } from "./generated/client.js";
 import { DataDirLockedError, lockDataDir } from "./pglite-lock.js";
 import type { SqlConnection } from "./sql-connection.js";
@@ -125,6 +126,6 @@ function withTimeout(probe: Promise<boolean>, timeoutMs: number): Promise<boolea
 function describePgError(error: unknown): string {
   const e = error as { code?: string; message?: string; errors?: { code?: string }[] };
   const code = e.code ?? e.errors?.[0]?.code;
-  const message = e.message && e.message.length > 0 ? e.message : "connection failed";
+  const message = e.message && e.message.length > 0 ? redactUrlsIn(e.message) : "connection failed";
   return code && !message.includes(code) ? `${message} (${code})` : message;
 }

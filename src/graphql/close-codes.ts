@@ -16,6 +16,8 @@ export const CloseCode = {
   Unauthorized: GraphqlWsCloseCode.Unauthorized,
   /** 4403: the credentials do not allow this (graphql-ws). */
   Forbidden: GraphqlWsCloseCode.Forbidden,
+  /** 4429 (graphql-ws, which its clients do not retry): the caller already holds as many connections as allowed. */
+  TooManyConnections: GraphqlWsCloseCode.TooManyInitialisationRequests,
   /** 4500: the server failed handling a message (graphql-ws). */
   InternalServerError: GraphqlWsCloseCode.InternalServerError,
 } as const;

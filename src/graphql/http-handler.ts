@@ -3,7 +3,8 @@ import { HeaderMap, type ApolloServer } from "@apollo/server";
 import type { GraphQLError } from "graphql";
 import type { Authentication, Principal } from "./caller.js";
 import type { RequestContext } from "./context.js";
-import { ErrorCode } from "./errors.js";
+import { AppError, ErrorCode } from "./errors.js";
+import type { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
 
 /** The largest request body accepted; GraphQL documents are small, so this is generous. */
@@ -22,9 +23,27 @@ export function graphqlHttpHandler(
   apollo: ApolloServer<RequestContext>,
   authenticate: (req: IncomingMessage) => Promise<Authentication>,
   contextFor: (req: IncomingMessage, principal: Principal) => RequestContext,
+  inFlight?: InFlightLimiter,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const auth = await authenticate(req);
+    if (!auth.ok || !inFlight) return handle(req, res, auth);
+    // Refused before the body is read: a flood of parallel requests costs the service nothing more.
+    const slot = inFlight.acquire(auth.principal.subject);
+    if (slot instanceof AppError) {
+      res.setHeader("retry-after", String(slot.extensions["retryAfterSeconds"]));
+      res.setHeader("connection", "close");
+      const { code, ...extensions } = slot.extensions;
+      return sendError(res, code === ErrorCode.UNAVAILABLE ? 503 : 429, slot.message, code as ErrorCode, extensions);
+    }
+    try {
+      await handle(req, res, auth);
+    } finally {
+      slot();
+    }
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse, auth: Authentication): Promise<void> {
     if (!auth.ok) {
       // RFC 6750: say how to authenticate, and whether the token sent was the problem.
       if (auth.code === ErrorCode.UNAUTHENTICATED) {
@@ -84,7 +103,7 @@ export function graphqlHttpHandler(
     }
     for await (const chunk of response.body.asyncIterator) res.write(chunk);
     res.end();
-  };
+  }
 }
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });

@@ -83,6 +83,24 @@ export const DEFAULT_LIST_LENGTH = 10;
 export const MAX_FRAGMENT_SPREADS = 1_000;
 export const MAX_EXPANDED_SELECTIONS = MAX_DOCUMENT_TOKENS;
 
+/**
+ * What a field costs beyond the objects it returns, in objects' worth of work, each time it is
+ * resolved: fields that read the database or compute over every node cost what that work
+ * costs, not the one object they return. Measured against bench/availability-report.ts and
+ * bench/capacity-report.ts: an availability report over a month of 5,000 nodes' history
+ * takes about as long as serializing 50,000 objects, a capacity report with trends about half
+ * that; a history page is one indexed query.
+ * So `--max-query-cost` (500,000) admits 20 availability reports in one operation, not 250.
+ */
+export const FIELD_WEIGHTS: Readonly<Record<string, number>> = {
+  "Query.availabilityReport": 25_000,
+  "Query.capacityReport": 5_000,
+  "Query.conditionTransitions": 1_000,
+  "Query.maintenanceEvents": 1_000,
+};
+/** Added to `capacityReport` when it asks for trends (`trendsSince`): a scan of the sampled rows. */
+export const TRENDS_WEIGHT = 20_000;
+
 /** How deep an operation nests, how many objects it may make the server resolve, and its size. */
 export interface OperationSize {
   depth: number;
@@ -153,6 +171,13 @@ export function measureOperation(
     return field && { type: field.type, paged: field.args.some((a) => a.name === "first"), introspection: false };
   };
 
+  /** The work a field costs beyond its objects ({@link FIELD_WEIGHTS}). */
+  const weightOf = (parent: GraphQLCompositeType, selection: FieldNode): number => {
+    const weight = FIELD_WEIGHTS[`${parent.name}.${selection.name.value}`] ?? 0;
+    const trends = parent.name === "Query" && selection.name.value === "capacityReport" && selection.arguments?.some((a) => a.name.value === "trendsSince" && a.value.kind !== Kind.NULL);
+    return weight + (trends ? TRENDS_WEIGHT : 0);
+  };
+
   /** Each fragment's measure, by name and the page owed to it; `null` while it is being measured (a cycle, which validation refuses). */
   const measuredFragments = new Map<string, Measured | null>();
 
@@ -181,6 +206,7 @@ export function measureOperation(
       if (selection.kind === Kind.FIELD) {
         selections += 1;
         depth = Math.max(depth, 1);
+        cost += weightOf(parent, selection);
         const field = fieldOf(parent, selection.name.value);
         if (!field || !selection.selectionSet) continue;
         const type = getNamedType(field.type);

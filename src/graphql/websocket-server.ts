@@ -1,13 +1,14 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions } from "graphql";
-import { handleProtocols, makeServer } from "graphql-ws";
+import { getOperationAST, GraphQLError, type ExecutionArgs, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions } from "graphql";
+import { handleProtocols, makeServer, type Context, type SubscribePayload } from "graphql-ws";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Logger } from "../log/logger.js";
 import type { AuditDone, Authentication, OperationPolicy, Principal } from "./caller.js";
 import { CloseCode } from "./close-codes.js";
 import type { RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
+import { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
 
 const REFUSAL_CLOSE = {
@@ -42,9 +43,23 @@ export interface GraphqlWebSocketOptions {
   /** Interval of WebSocket pings; a peer that misses a pong for as long is dropped. */
   keepAliveMs?: number;
   maxPayloadBytes?: number;
+  /** Bounds per caller (principal subject) and per connection; absent: unbounded. */
+  limits?: WebSocketLimits;
+  /** Operations running at once, shared with HTTP; absent: unbounded. */
+  inFlight?: InFlightLimiter;
   /** Sees each operation's outcome (errors as sent) and seconds from subscribe to result; a subscription's at its start. */
   observe?(operation: { name: string | null | undefined; type: string | undefined }, errors: readonly GraphQLFormattedError[] | undefined, seconds: number | undefined): void;
 }
+
+/** How much of the server one caller may hold open over WebSocket. */
+export interface WebSocketLimits {
+  connectionsPerCaller: number;
+  subscriptionsPerConnection: number;
+  subscriptionsPerCaller: number;
+}
+
+/** Why a subscription was refused, in `extensions.reason`. */
+export const TOO_MANY_SUBSCRIPTIONS = "TOO_MANY_SUBSCRIPTIONS";
 
 export interface GraphqlWebSocketEndpoint {
   connectionCount(): number;
@@ -69,6 +84,20 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
   /** Acknowledged connections and what they authenticated with, checked again when credentials change. */
   const authenticated = new Map<WebSocket, { request: IncomingMessage; connectionParams: Record<string, unknown> | undefined }>();
 
+  /** What each caller holds open, and each connection's caller and live subscription ids. */
+  const holdings = new Map<string, { connections: number; subscriptions: number }>();
+  const connections = new WeakMap<WebSocket, { subject: string; subscriptions: Set<string>; running: Map<string, () => void> }>();
+  const holding = (subject: string) => {
+    let held = holdings.get(subject);
+    if (!held) holdings.set(subject, (held = { connections: 0, subscriptions: 0 }));
+    return held;
+  };
+  const release = (socket: WebSocket, id: string) => {
+    const connection = connections.get(socket);
+    if (!connection?.subscriptions.delete(id)) return;
+    holding(connection.subject).subscriptions--;
+  };
+
   /** Closes with 4401, 4403 or 1013 (graphql-ws clients know the first two) and the caller's message. */
   const refuse = (socket: WebSocket, auth: Extract<Authentication, { ok: false }>) => {
     socket.close(REFUSAL_CLOSE[auth.code], truncateUtf8(auth.message, 123));
@@ -84,8 +113,24 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
         // graphql-ws then closes with 4403 itself, which ws ignores: the socket is closing.
         return false;
       }
+      const subject = auth.principal.subject;
+      const held = holding(subject);
+      const limits = options.limits;
+      if (limits && held.connections >= limits.connectionsPerCaller) {
+        logger.warn({ subject, connections: held.connections }, "WebSocket connection refused: too many for this caller");
+        socket.close(CloseCode.TooManyConnections, truncateUtf8(`Too many WebSocket connections for this caller: at most ${limits.connectionsPerCaller}`, 123));
+        return false;
+      }
+      held.connections++;
+      connections.set(socket, { subject, subscriptions: new Set(), running: new Map() });
       authenticated.set(socket, { request, connectionParams: ctx.connectionParams });
-      socket.once("close", () => authenticated.delete(socket));
+      socket.once("close", () => {
+        authenticated.delete(socket);
+        const connection = connections.get(socket)!;
+        for (const id of [...connection.subscriptions]) release(socket, id);
+        for (const done of connection.running.values()) done();
+        if (--held.connections === 0 && held.subscriptions === 0) holdings.delete(subject);
+      });
       if (auth.expiresAt !== undefined) {
         // A connection lives no longer than the token it was opened with.
         const expiry = setTimeout(() => socket.close(CloseCode.Unauthorized, "The token has expired"), Math.max(0, auth.expiresAt - Date.now()));
@@ -94,47 +139,34 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       }
       return true;
     },
-    onSubscribe: async (ctx, _id, payload) => {
-      const { request, socket } = ctx.extra;
-      // Asked again per operation, so a token taken out of the tokens file stops working here too.
-      const auth = await options.authenticate(request, ctx.connectionParams);
-      if (!auth.ok) {
-        refuse(socket, auth);
-        return [new AppError(auth.code, auth.message)];
+    onSubscribe: async (ctx, id, payload) => {
+      const { socket } = ctx.extra;
+      // The in-flight bound first, before authenticating, parsing or validating: a connection
+      // flooding subscribe frames must not queue its work ahead of every other caller.
+      const open = connections.get(socket);
+      if (open && options.inFlight) {
+        const slot = options.inFlight.acquire(open.subject);
+        if (slot instanceof AppError) return [slot];
+        open.running.set(id, slot);
       }
-      let document;
-      try {
-        checkNesting(payload.query);
-        document = parse(payload.query, options.parseOptions);
-      } catch (error) {
-        return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
-      }
-      const invalid = validate(schema, document, options.introspection === false ? [...specifiedRules, NoSchemaIntrospectionCustomRule] : undefined);
-      if (invalid.length > 0) return invalid;
-      const operation = getOperationAST(document, payload.operationName);
-      if (!operation) return [new GraphQLError("Unable to identify the operation: name it with operationName")];
-      // One context per operation: DataLoaders must not outlive a single subscription event stream.
-      const context: RequestContext = {
-        ...options.contextFor(request, auth.principal),
-        closeConnection: (code, reason) => socket.close(code, reason),
+      const done = () => {
+        open?.running.get(id)?.();
+        open?.running.delete(id);
       };
-      began.set(context, { at: performance.now(), name: payload.operationName ?? operation.name?.value, type: operation.operation });
       try {
-        const audit = await options.policy.admit({ context, schema, document, operation, variables: payload.variables ?? undefined, transport: "websocket" });
-        if (audit) audits.set(context, audit);
+        const admitted = await admitOperation(ctx, id, payload);
+        if (Array.isArray(admitted)) done();
+        return admitted;
       } catch (error) {
-        if (error instanceof GraphQLError) return [error];
+        done();
         throw error;
       }
-      return {
-        schema,
-        document,
-        operationName: payload.operationName ?? null,
-        variableValues: payload.variables ?? null,
-        contextValue: context,
-      };
     },
-    onOperation: async (_ctx, _id, _payload, args, result) => {
+    onOperation: async (_ctx, id, _payload, args, result) => {
+      // The operation has run (a query's result is ready, a subscription's stream is set up): its slot is free.
+      const connection = connections.get(_ctx.extra.socket);
+      connection?.running.get(id)?.();
+      connection?.running.delete(id);
       // Only mutations have an audit line, and their result is never a stream.
       const audit = audits.get(args.contextValue as object);
       const start = began.get(args.contextValue as object);
@@ -149,9 +181,59 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       options.observe?.({ name: payload.operationName, type: undefined }, formatted, undefined);
       return formatted;
     },
+    onComplete: (ctx, id) => release(ctx.extra.socket, id),
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors ? { ...result, errors: result.errors.map(options.formatError) } : undefined,
   });
+
+  /** Authenticates, parses, validates and admits one operation: its execution arguments or the errors refusing it. */
+  async function admitOperation(ctx: Context<Record<string, unknown> | undefined, Extra>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    const { request, socket } = ctx.extra;
+    // Asked again per operation, so a token taken out of the tokens file stops working here too.
+    const auth = await options.authenticate(request, ctx.connectionParams);
+    if (!auth.ok) {
+      refuse(socket, auth);
+      return [new AppError(auth.code, auth.message)];
+    }
+    let document;
+    try {
+      checkNesting(payload.query);
+      document = parse(payload.query, options.parseOptions);
+    } catch (error) {
+      return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
+    }
+    const invalid = validate(schema, document, options.introspection === false ? [...specifiedRules, NoSchemaIntrospectionCustomRule] : undefined);
+    if (invalid.length > 0) return invalid;
+    const operation = getOperationAST(document, payload.operationName);
+    if (!operation) return [new GraphQLError("Unable to identify the operation: name it with operationName")];
+    // One context per operation: DataLoaders must not outlive a single subscription event stream.
+    const context: RequestContext = {
+      ...options.contextFor(request, auth.principal),
+      closeConnection: (code, reason) => socket.close(code, reason),
+    };
+    began.set(context, { at: performance.now(), name: payload.operationName ?? operation.name?.value, type: operation.operation });
+    try {
+      const audit = await options.policy.admit({ context, schema, document, operation, variables: payload.variables ?? undefined, transport: "websocket" });
+      if (audit) audits.set(context, audit);
+    } catch (error) {
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+    const connection = connections.get(socket);
+    if (operation.operation === "subscription" && connection) {
+      const refused = subscriptionRefusal(connection.subscriptions.size, holding(connection.subject).subscriptions, options.limits);
+      if (refused) return [refused];
+      connection.subscriptions.add(id);
+      holding(connection.subject).subscriptions++;
+    }
+    return {
+      schema,
+      document,
+      operationName: payload.operationName ?? null,
+      variableValues: payload.variables ?? null,
+      contextValue: context,
+    };
+  }
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (new URL(request.url ?? "/", "http://localhost").pathname !== path) {
@@ -181,15 +263,17 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
             socket.send(data, (err) => (err ? reject(err) : resolve()));
           }),
         close: (code, reason) => socket.close(code, reason),
-        onMessage: (handle) =>
-          socket.on("message", async (data) => {
+        onMessage: (handle) => {
+          const inbox = new Inbox(socket, async (text) => {
             try {
-              await handle(String(data));
+              await handle(text);
             } catch (error) {
               logger.error({ err: error }, "graphql-ws message handling failed");
               socket.close(CloseCode.InternalServerError, "Internal server error");
             }
-          }),
+          });
+          socket.on("message", (data) => inbox.push(String(data)));
+        },
       },
       { request, socket } satisfies Extra,
     );
@@ -229,6 +313,68 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       return closing;
     },
   };
+}
+
+/** Messages one connection gets handled per turn of the event loop. */
+const MESSAGES_PER_TURN = 32;
+/** Messages waiting beyond which the connection stops reading until they are handled. */
+const INBOX_HIGH_WATER = 1_024;
+
+/**
+ * A connection's received messages, handed on in order, at most {@link MESSAGES_PER_TURN} per
+ * turn of the event loop. A client that sends thousands of frames at once (they arrive in one
+ * read, and each is cheap to refuse) would otherwise have them all handled in one go, ahead
+ * of every HTTP request and every other connection; past the high water mark the socket is
+ * paused, so what waits stays bounded.
+ */
+class Inbox {
+  private readonly waiting: string[] = [];
+  private next = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly handle: (text: string) => Promise<void>,
+  ) {}
+
+  push(text: string): void {
+    this.waiting.push(text);
+    if (this.waiting.length - this.next > INBOX_HIGH_WATER && !this.socket.isPaused) this.socket.pause();
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.drain());
+    }
+  }
+
+  private drain(): void {
+    for (let i = 0; i < MESSAGES_PER_TURN && this.next < this.waiting.length; i++) void this.handle(this.waiting[this.next++]!);
+    if (this.next < this.waiting.length) {
+      setImmediate(() => this.drain());
+      return;
+    }
+    this.waiting.length = 0;
+    this.next = 0;
+    this.scheduled = false;
+    if (this.socket.isPaused) this.socket.resume();
+  }
+}
+
+/** The refusal of one more subscription, when the connection or its caller holds as many as allowed. */
+function subscriptionRefusal(onConnection: number, ofCaller: number, limits: WebSocketLimits | undefined): AppError | undefined {
+  if (!limits) return undefined;
+  if (onConnection >= limits.subscriptionsPerConnection) {
+    return new AppError(ErrorCode.FORBIDDEN, `Too many subscriptions on this connection: at most ${limits.subscriptionsPerConnection}; complete one first`, {
+      reason: TOO_MANY_SUBSCRIPTIONS,
+      max: limits.subscriptionsPerConnection,
+    });
+  }
+  if (ofCaller >= limits.subscriptionsPerCaller) {
+    return new AppError(ErrorCode.FORBIDDEN, `Too many subscriptions for this caller: at most ${limits.subscriptionsPerCaller} across its connections; complete one first`, {
+      reason: TOO_MANY_SUBSCRIPTIONS,
+      max: limits.subscriptionsPerCaller,
+    });
+  }
+  return undefined;
 }
 
 /** `text` cut to at most `bytes` bytes of UTF-8 (a close reason may have 123). */

@@ -6,6 +6,7 @@ import type { CachedNodeEvent } from "../cluster/node-event.js";
 import type { Database } from "../db/database.js";
 import { forCaller } from "../db/database-errors.js";
 import { Prisma } from "../db/generated/client.js";
+import { storable } from "../db/storable-text.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { NodeEvent, NodeEventConnection, NodeEventFilter } from "../graphql/generated/resolvers-types.js";
 import { encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
@@ -64,7 +65,8 @@ export class NodeEventsStore {
   async upsert(rows: readonly NodeEventRow[]): Promise<number> {
     let written = 0;
     for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-      const part = rows.slice(i, i + ROWS_PER_STATEMENT);
+      // An Event's text comes from the cluster: a NUL in it would make PostgreSQL refuse the statement.
+      const part = storable(rows.slice(i, i + ROWS_PER_STATEMENT));
       const values = part.map(
         (r) => Prisma.sql`(${r.cluster}, ${r.uid}, ${r.node}, ${r.objectKey}, ${r.type}, ${r.reason}, ${r.message}, ${r.count}, ${r.firstSeen}::timestamptz, ${r.lastSeen}::timestamptz, ${r.source})`,
       );

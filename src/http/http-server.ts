@@ -15,6 +15,8 @@ export interface HttpRoutes {
   readiness(): Promise<Readiness>;
   /** The API as an Apollo Federation 2 subgraph (for a gateway or router). */
   subgraph?: Handler;
+  /** Whether the caller of /readyz may see each check's details (an authenticated caller); absent: everyone may. */
+  readinessDetails?(req: IncomingMessage): Promise<boolean>;
   /** GET /metrics, Prometheus text format. */
   metrics?: Handler;
   /** Pages for people (landing page, explorer, schema): true when it answered the request. */
@@ -73,7 +75,8 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
       else if (path === "/metrics" && routes.metrics) await routes.metrics(req, res);
       else if (path === "/subgraph" && routes.subgraph) await routes.subgraph(req, res);
       else if (path === "/readyz") {
-        const readiness = await routes.readiness();
+        const full = await routes.readiness();
+        const readiness = !routes.readinessDetails || (await routes.readinessDetails(req)) ? full : inGeneralTerms(full);
         sendJson(res, readiness.ready ? 200 : 503, { status: readiness.ready ? "ready" : "not ready", checks: readiness.checks });
       } else sendJson(res, 404, { error: `no route for ${path}` });
     } catch (error) {
@@ -90,6 +93,24 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
   if (!bound) return createServer(handle);
   bound.off("request", answerWhileStarting).on("request", handle);
   return bound;
+}
+
+/** What each kind of check says when it fails, without naming anything inside (contexts, counts, errors). */
+const GENERAL_FAILURE: Record<string, string> = { database: "not answering", clusters: "not every cluster has been read yet", history: "not being recorded" };
+
+/**
+ * Readiness for an anonymous probe: ready or not, and why in general terms (the database,
+ * the clusters, history), never the names of clusters or counts; the details are for
+ * authenticated callers.
+ */
+export function inGeneralTerms(readiness: Readiness): Readiness {
+  const checks: Readiness["checks"] = {};
+  for (const [name, check] of Object.entries(readiness.checks)) {
+    const kind = name.startsWith("cluster:") ? "clusters" : name;
+    const ok = (checks[kind]?.ok ?? true) && check.ok;
+    checks[kind] = ok ? { ok } : { ok, detail: GENERAL_FAILURE[kind] ?? "not ready" };
+  }
+  return { ready: readiness.ready, checks };
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -1,6 +1,7 @@
 import { pino, type Logger } from "pino";
 import pretty from "pino-pretty";
 import type { LogFormat, LogLevel } from "../config/config.js";
+import { redactUrlsIn } from "./redact-url.js";
 
 export type { Logger };
 
@@ -18,6 +19,21 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
     redact: {
       paths: ["req.headers.authorization", "req.headers.cookie", "*.password", "*.token", "*.databaseUrl"],
       censor: "[redacted]",
+    },
+    // Also a second line of defence: a URL in a message or an error (a driver's, client-node's)
+    // never shows a password or a credential-bearing query parameter.
+    hooks: {
+      logMethod(this: Logger, args: Parameters<Logger["info"]>, method: (...args: unknown[]) => void) {
+        method.apply(this, args.map((arg) => (typeof arg === "string" ? redactUrlsIn(arg) : arg)));
+      },
+    },
+    serializers: {
+      err: (error: Error) => {
+        const serialized = pino.stdSerializers.err(error);
+        if (typeof serialized.message === "string") serialized.message = redactUrlsIn(serialized.message);
+        if (typeof serialized.stack === "string") serialized.stack = redactUrlsIn(serialized.stack);
+        return serialized;
+      },
     },
   };
   const chosen = format ?? (destination === undefined && process.stdout.isTTY ? "pretty" : "json");

@@ -30,7 +30,8 @@ describe("authentication settings", () => {
       impersonate: true,
       mutationRateLimit: 10,
     });
-    assert.deepEqual(config.limits, { maxQueryDepth: 8, maxQueryCost: 1000 });
+    const { maxQueryDepth, maxQueryCost } = config.limits;
+    assert.deepEqual({ maxQueryDepth, maxQueryCost }, { maxQueryDepth: 8, maxQueryCost: 1000 });
   });
 
   test("the same from environment variables; OIDC claims default to roles and sub", () => {
@@ -43,6 +44,11 @@ describe("authentication settings", () => {
       MUTATION_RATE_LIMIT: "0",
       MAX_QUERY_DEPTH: "20",
       MAX_QUERY_COST: "5",
+      MAX_WEBSOCKETS_PER_CALLER: "3",
+      MAX_SUBSCRIPTIONS_PER_CONNECTION: "4",
+      MAX_SUBSCRIPTIONS_PER_CALLER: "6",
+      MAX_IN_FLIGHT_PER_CALLER: "2",
+      MAX_IN_FLIGHT: "9",
     });
     assert.deepEqual(config.auth, {
       tokensFile: "/t.json",
@@ -50,7 +56,15 @@ describe("authentication settings", () => {
       impersonate: true,
       mutationRateLimit: 0,
     });
-    assert.deepEqual(config.limits, { maxQueryDepth: 20, maxQueryCost: 5 });
+    assert.deepEqual(config.limits, {
+      maxQueryDepth: 20,
+      maxQueryCost: 5,
+      maxWebSocketsPerCaller: 3,
+      maxSubscriptionsPerConnection: 4,
+      maxSubscriptionsPerCaller: 6,
+      maxInFlightPerCaller: 2,
+      maxInFlight: 9,
+    });
     assert.equal(loadConfig([], { IMPERSONATE_CALLERS: "false" }).auth.impersonate, false);
   });
 

@@ -12,7 +12,15 @@ describe("configuration", () => {
       clusters: { kubeconfigs: [], contexts: [] },
       history: { retentionDays: 90, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
       auth: { impersonate: false, mutationRateLimit: 30 },
-      limits: { maxQueryDepth: 12, maxQueryCost: 500_000 },
+      limits: {
+        maxQueryDepth: 12,
+        maxQueryCost: 500_000,
+        maxWebSocketsPerCaller: 100,
+        maxSubscriptionsPerConnection: 100,
+        maxSubscriptionsPerCaller: 1_000,
+        maxInFlightPerCaller: 16,
+        maxInFlight: 128,
+      },
       maintenance: { drainTimeoutSeconds: 600 },
       trends: { intervalSeconds: 60, rawRetentionHours: 48, labelKeys: ["kubernetes.io/arch", "node.kubernetes.io/capacity-type", "karpenter.sh/capacity-type"] },
     });

@@ -14,7 +14,7 @@ export interface CapturedLogs {
 const DEFAULTS = loadConfig([], {});
 
 /** What a test may set; `auth` is merged over the defaults (no authentication: the local admin). */
-export type TestConfig = Partial<Omit<Config, "auth">> & { auth?: Partial<AuthConfig> };
+export type TestConfig = Partial<Omit<Config, "auth" | "limits">> & { auth?: Partial<AuthConfig>; limits?: Partial<Config["limits"]> };
 
 /**
  * Starts the real app through the real composition root on 127.0.0.1:0 with an in-memory
@@ -42,11 +42,11 @@ export async function startTestApp(
       clusters: { kubeconfigs: [], contexts: [], simulate: 3 },
       // The simulator's nodes are a year old: keep all their history unless a test is about retention.
       history: { retentionDays: 36_500, leaseNamespace: "kube-system", leaseDurationSeconds: 15 },
-      limits: DEFAULTS.limits,
       maintenance: DEFAULTS.maintenance,
       trends: { intervalSeconds: 60, rawRetentionHours: 48, labelKeys: [] },
       ...config,
       auth: { ...DEFAULTS.auth, ...config.auth },
+      limits: { ...DEFAULTS.limits, ...config.limits },
     },
     { logger: createLogger("debug", sink), ...overrides, probes },
   );
