@@ -5,6 +5,8 @@
 export class AppProbes {
   /** How many subscription listeners the subscription hub holds now (0 before start). */
   subscriberCount: () => number = () => 0;
+  /** The ids of the drains this replica's runners are executing now (none before start). */
+  drainsRunning: () => readonly string[] = () => [];
   /** How many operations graphql-jit has compiled (graphql/executor.ts). */
   compiledOperations: () => number = () => 0;
 }

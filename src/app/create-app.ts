@@ -28,8 +28,13 @@ import { createPages } from "../http/pages.js";
 import { readInstallationId, historyLeaseName } from "../history/installation.js";
 import { HistoryQueries } from "../history/history-queries.js";
 import { historyQueryResolvers } from "../history/history-resolvers.js";
+import { NodeChangeQueries } from "../history/node-change-queries.js";
+import { nodeChangeResolvers } from "../history/node-change-resolvers.js";
 import { HistoryRecorder } from "../history/history-recorder.js";
 import { HistoryRetention } from "../history/history-retention.js";
+import { NodeEventsRecorder } from "../history/node-events-recorder.js";
+import { nodeEventsResolvers } from "../history/node-events-resolvers.js";
+import { NodeEventsStore } from "../history/node-events-store.js";
 import { HistoryStore } from "../history/history-store.js";
 import { InventoryService } from "../inventory/inventory-service.js";
 import { PostgresPubSub } from "../pubsub/postgres-pubsub.js";
@@ -39,15 +44,20 @@ import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
+import { nodeFactsResolvers } from "../inventory/node-facts-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { DrainStore } from "../maintenance/drain-store.js";
 import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
+import { drainListResolvers } from "../maintenance/drain-list-resolvers.js";
+import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
+import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
 import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
+import { ServiceMetrics } from "../observability/metrics.js";
 import { VERSION } from "../package-info.js";
 import type { AppProbes } from "./app-probes.js";
 import { serviceResolvers } from "./service-resolvers.js";
@@ -62,7 +72,7 @@ export interface AppOverrides {
   /** Watch and metrics timings (tests shorten them). */
   clusterTuning?: ClusterTuning;
   /** Lease timing and identity of the history recorder (tests shorten and name them). */
-  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number };
+  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number };
   /** Events a subscription may have undelivered before its connection is closed. */
   subscriberQueue?: number;
   /** WebSocket ping interval; a peer that misses a pong for as long is dropped (12 s). */
@@ -114,6 +124,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
+  let nodeEvents: NodeEventsRecorder | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<void> | undefined;
   // Set by a stop() during start(): start() checks it between its steps and winds back.
@@ -123,6 +134,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   };
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
+  const metrics = new ServiceMetrics();
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
@@ -167,7 +179,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const bound = await bindHttpPort(config.host, config.port);
       httpServer = bound;
       unlessStopped();
-      database = overrides.database ?? (await openDatabase(config.database));
+      database = metrics.observeDatabase(overrides.database ?? (await openDatabase(config.database)));
       logger.info({ database: database.description }, "database open");
       unlessStopped();
       await database.withConnection((connection) => migrate(connection, logger, undefined, abort.signal));
@@ -198,6 +210,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         store: new HistoryStore(database),
         logger: logger.child({ component: "history" }),
         ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
+        ...(tuning.stallAfterMs !== undefined ? { stallAfterMs: tuning.stallAfterMs } : {}),
         lease: {
           namespace: config.history.leaseNamespace,
           // One Lease per installation (its database): replicas sharing a database share it,
@@ -212,17 +225,20 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       retention = new HistoryRetention(database, config.history.retentionDays, logger);
       retention.start();
       const { identity: runnerIdentity, ...maintenanceTuning } = overrides.maintenanceTuning ?? {};
+      const drains = new DrainStore(database);
       maintenance = new MaintenanceService({
         clusters,
         inventory,
-        store: new DrainStore(database),
+        store: drains,
         pubsub,
         logger: logger.child({ component: "maintenance" }),
         impersonate: config.auth.impersonate,
         defaultTimeoutSeconds: config.maintenance.drainTimeoutSeconds,
+        observe: (operation) => metrics.drainSeen(operation),
         ...(runnerIdentity ? { identity: runnerIdentity } : {}),
         tuning: maintenanceTuning,
       });
+      if (overrides.probes) overrides.probes.drainsRunning = () => maintenance?.runningIds() ?? [];
       await maintenance.start();
       unlessStopped();
       // Trends follow the history lease: the replica recording a cluster samples it.
@@ -230,16 +246,26 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const leader = recorder;
       sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
       sampler.start();
+      // Node events follow the history lease too; they are written apart from node history (own queue, own table).
+      const nodeEventsStore = new NodeEventsStore(database, logger);
+      nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster) });
+      nodeEvents.start();
 
       const schema = buildSchema([
         serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
+        nodeFactsResolvers(clusters),
+        nodeEventsResolvers(clusters, nodeEventsStore, historyClusterCheck(database, clusters)),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
         availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
         subscriptionResolvers(hub, overrides.subscriberQueue, clusters),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
+        // Node facts (issue 15): node changes, labels and taints, drains listed.
+        nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
+        drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
+        nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
       ]);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
       const gateway = compiledExecutorGateway(schema);
@@ -255,7 +281,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // would stop only Apollo, then kill the process again).
         stopOnTerminationSignals: false,
         // Cache control hooks every field resolution; nothing here is HTTP-cacheable anyway.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy)],
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
         // Said outright: Apollo's default turns it off when NODE_ENV is production.
         introspection: config.introspection !== false,
       });
@@ -271,6 +297,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
             contextFor,
           ),
+          metrics: metrics.handler((req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))),
           readiness: async () => {
             const up = await db.ping();
             const checks: Readiness["checks"] = { database: up ? { ok: true } : { ok: false, detail: "not answering" } };
@@ -287,10 +314,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
                   : { ok: false, detail: "syncing" };
             }
             const history = recorder!.status;
+            const stalled = recorder!.stalled();
             checks["history"] = {
-              ok: true,
-              ...(history.pending || history.dropped || !history.databaseUp
-                ? { detail: `${history.pending} observations buffered, ${history.dropped} dropped${history.databaseUp ? "" : ", database not writable"}` }
+              // A recorder whose writes keep failing while the database answers is stuck, not waiting out an outage.
+              ok: !stalled,
+              ...(history.pending || history.dropped || history.refused || !history.databaseUp
+                ? {
+                    detail: `${history.pending} observations buffered, ${history.dropped} dropped, ${history.refused} refused${history.databaseUp ? "" : ", database not writable"}${stalled ? `, no progress since ${stalled.toISOString()}` : ""}`,
+                  }
                 : {}),
             };
             return { ready: Object.values(checks).every((check) => check.ok), checks };
@@ -322,7 +353,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         introspection: config.introspection !== false,
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
         ...(overrides.keepAliveMs !== undefined ? { keepAliveMs: overrides.keepAliveMs } : {}),
+        observe: (operation, errors, seconds) => metrics.operation(operation.name, operation.type, errors, seconds),
       });
+      const sockets = webSocket;
+      metrics.attach({ clusters: registry, recorder: recorder!, webSocketConnections: () => sockets.connectionCount(), subscriptions: () => hub?.subscriberCount ?? 0 });
       const { port } = httpServer.address() as AddressInfo;
       url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
       unlessStopped();
@@ -348,7 +382,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
       ["trends", () => sampler?.stop()],
-      ["history", () => Promise.all([recorder?.stop(), retention?.stop()])],
+      ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
       ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],

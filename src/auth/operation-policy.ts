@@ -1,8 +1,8 @@
-import { Kind, type DocumentNode, type SelectionSetNode } from "graphql";
+import { Kind, visit, type DocumentNode, type SelectionSetNode } from "graphql";
 import type { LimitsConfig } from "../config/config.js";
 import type { AuditDone, OperationPolicy } from "../graphql/caller.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import { measureOperation } from "../graphql/operation-limits.js";
+import { MAX_EXPANDED_SELECTIONS, MAX_FRAGMENT_SPREADS, measureOperation } from "../graphql/operation-limits.js";
 import { outcomeOf, redactSecrets } from "./audit.js";
 import { requireRole } from "./principal.js";
 import type { MutationLimiter } from "./shared-rate-limiter.js";
@@ -11,6 +11,8 @@ import type { MutationLimiter } from "./shared-rate-limiter.js";
 export const RefusalReason = {
   QUERY_TOO_DEEP: "QUERY_TOO_DEEP",
   QUERY_TOO_COSTLY: "QUERY_TOO_COSTLY",
+  /** Too many fragment spreads, or more field selections than a document could spell out. */
+  QUERY_TOO_COMPLEX: "QUERY_TOO_COMPLEX",
   RATE_LIMITED: "RATE_LIMITED",
 } as const;
 
@@ -46,7 +48,23 @@ export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: n
         : undefined;
       try {
         const principal = requireRole(context.principal, mutation ? "operator" : "viewer");
-        const { depth, cost } = measureOperation(schema, document, operation, variables);
+        const nul = nulIn(document, variables);
+        if (nul) throw new AppError(ErrorCode.BAD_USER_INPUT, `Text must not contain the NUL character (U+0000): found in ${nul}`);
+        const { depth, cost, selections, spreads } = measureOperation(schema, document, operation, variables);
+        if (spreads > MAX_FRAGMENT_SPREADS) {
+          throw new AppError(ErrorCode.BAD_USER_INPUT, `The document has ${spreads} fragment spreads; at most ${MAX_FRAGMENT_SPREADS} are allowed`, {
+            reason: RefusalReason.QUERY_TOO_COMPLEX,
+            spreads,
+            maxSpreads: MAX_FRAGMENT_SPREADS,
+          });
+        }
+        if (selections > MAX_EXPANDED_SELECTIONS) {
+          throw new AppError(
+            ErrorCode.BAD_USER_INPUT,
+            `The operation amounts to ${selections} field selections once its fragments are spread; at most ${MAX_EXPANDED_SELECTIONS} are allowed`,
+            { reason: RefusalReason.QUERY_TOO_COMPLEX, selections, maxSelections: MAX_EXPANDED_SELECTIONS },
+          );
+        }
         if (depth > limits.maxQueryDepth) {
           throw new AppError(ErrorCode.BAD_USER_INPUT, `The operation nests ${depth} levels deep; at most ${limits.maxQueryDepth} are allowed`, {
             reason: RefusalReason.QUERY_TOO_DEEP,
@@ -82,7 +100,35 @@ export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: n
   };
 }
 
-/** The root fields an operation selects, through fragments, in order. */
+/**
+ * Where a string of the operation holds U+0000, if one does: PostgreSQL cannot store it in
+ * text, so a name, filter or reason with one is refused before anything runs rather than
+ * failing (or worse, wedging a writer) at the database. Variables are walked without
+ * recursion: a body of nested arrays must not overflow the stack.
+ */
+function nulIn(document: DocumentNode, variables: Record<string, unknown> | undefined): string | undefined {
+  let found: string | undefined;
+  visit(document, {
+    StringValue(node) {
+      if (!found && node.value.includes("\u0000")) found = `a string at line ${node.loc?.startToken.line ?? "?"}`;
+    },
+  });
+  if (found) return found;
+  for (const [name, value] of Object.entries(variables ?? {})) {
+    const stack: unknown[] = [value];
+    while (stack.length) {
+      const item = stack.pop();
+      if (typeof item === "string") {
+        if (item.includes("\u0000")) return `variable $${name}`;
+      } else if (typeof item === "object" && item !== null) {
+        for (const inner of Object.values(item)) stack.push(inner);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The root fields an operation selects, through fragments, in order; each fragment is followed once (execution merges repeated spreads). */
 function rootFields(document: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): string[] {
   return set.selections.flatMap((selection) => {
     if (selection.kind === Kind.FIELD) return [selection.name.value];
@@ -90,6 +136,7 @@ function rootFields(document: DocumentNode, set: SelectionSetNode, seen = new Se
     const name = selection.name.value;
     const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === name);
     if (!fragment || fragment.kind !== Kind.FRAGMENT_DEFINITION || seen.has(name)) return [];
-    return rootFields(document, fragment.selectionSet, new Set(seen).add(name));
+    seen.add(name);
+    return rootFields(document, fragment.selectionSet, seen);
   });
 }

@@ -2,8 +2,9 @@ import { EventEmitter } from "node:events";
 import type { Logger } from "../log/logger.js";
 import type { KubeClient } from "./kube-client.js";
 import { MetricsPoller } from "./metrics-poller.js";
+import { NodeFactsCache } from "./node-facts-cache.js";
 import type { CachedNode, CachedPod, NodeUsageSample } from "./model.js";
-import { Reflector, type ReflectorSink } from "./reflector.js";
+import { Reflector, type ReflectorSink, type ReflectorState } from "./reflector.js";
 import { stripNode, stripPod } from "./strip.js";
 
 /** A node as it was before and after one observed change. */
@@ -57,6 +58,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   private readonly nodeReflector: Reflector<CachedNode>;
   private readonly podReflector: Reflector<CachedPod>;
   private readonly metrics: MetricsPoller;
+  /** Events about nodes and the nodes' Leases (heartbeats). */
+  readonly facts: NodeFactsCache;
 
   constructor(options: ClusterCacheOptions) {
     super();
@@ -90,16 +93,18 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...tuning,
     });
     this.metrics = new MetricsPoller({ client: options.client, logger, intervalMs: options.metricsIntervalMs ?? 15_000 });
+    this.facts = new NodeFactsCache({ cluster: this.name, client: options.client, logger, tuning });
   }
 
   start(): void {
     this.nodeReflector.start();
     this.podReflector.start();
     this.metrics.start();
+    this.facts.start();
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.nodeReflector.stop(), this.podReflector.stop(), this.metrics.stop()]);
+    await Promise.all([this.nodeReflector.stop(), this.podReflector.stop(), this.metrics.stop(), this.facts.stop()]);
   }
 
   status(): ClusterStatus {
@@ -113,6 +118,11 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(lastError ? { lastError } : {}),
       metricsAvailable: this.metrics.available,
     };
+  }
+
+  /** Each watch's counters and how many objects it holds (for /metrics). */
+  watchStates(): Record<"nodes" | "pods", ReflectorState & { cached: number }> {
+    return { nodes: { ...this.nodeReflector.state, cached: this.nodes.size }, pods: { ...this.podReflector.state, cached: this.pods.size } };
   }
 
   /** The nodes (not necessarily the pods) have been fully listed: enough for history. */

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { ConfigError, type ClustersConfig } from "../config/config.js";
+import { DEFAULT_SERVICE_ACCOUNT_DIR, IN_CLUSTER_NAME, inClusterAvailable, inClusterKubeConfig } from "./in-cluster.js";
 
 /** One cluster to watch: its name (the context name) and how to reach it. */
 export interface ClusterSource {
@@ -21,8 +22,6 @@ export type ClusterPlan =
 /** The embedded demo cluster: small, with gentle churn so the inventory visibly lives. */
 export const DEFAULT_SIMULATED_NODES = 12;
 
-const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
-
 /**
  * kubeconfig contexts if a kubeconfig is given or found, else the in-cluster service
  * account, else the embedded simulator. `--simulate` forces the simulator.
@@ -32,10 +31,9 @@ export function planClusters(config: ClustersConfig, env: NodeJS.ProcessEnv = pr
   const defaultFile = join(env.HOME ?? homedir(), ".kube", "config");
   const files = config.kubeconfigs.length ? config.kubeconfigs : existsSync(defaultFile) ? [defaultFile] : [];
   if (files.length) return { kind: "kubeconfig", sources: fromKubeconfigs(files, config.contexts), files };
-  if (env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromCluster();
-    return { kind: "in-cluster", sources: [{ name: "in-cluster", kubeConfig }] };
+  const serviceAccountDir = config.serviceAccountDir ?? DEFAULT_SERVICE_ACCOUNT_DIR;
+  if (inClusterAvailable(serviceAccountDir, env)) {
+    return { kind: "in-cluster", sources: [{ name: IN_CLUSTER_NAME, kubeConfig: inClusterKubeConfig(serviceAccountDir, env) }] };
   }
   if (config.simulatorFallback === false) throw new ConfigError(NO_CLUSTER);
   return { kind: "simulator", nodes: DEFAULT_SIMULATED_NODES };

@@ -30,6 +30,8 @@ export interface NodeInfo {
   kernelVersion: string;
   operatingSystem: string;
   architecture: string;
+  /** Changes on every boot: a new one is a reboot. */
+  bootID?: string;
 }
 
 export interface CachedNode {
@@ -49,6 +51,23 @@ export interface CachedNode {
   /** As Kubernetes wrote them (e.g. cpu "4", memory "16374584Ki"). */
   capacity: Readonly<Record<string, string>>;
   allocatable: Readonly<Record<string, string>>;
+  /** The rest of the node that the API serves on request (node-details.ts); hand-made test nodes may lack it. */
+  details?: NodeDetails;
+}
+
+/** spec.providerID, spec.podCIDRs, status.volumesAttached, status.volumesInUse and status.images. */
+export interface NodeDetails {
+  providerID: string | undefined;
+  podCIDRs: readonly string[];
+  volumesAttached: readonly { name: string; devicePath: string | undefined }[];
+  volumesInUse: readonly string[];
+  /** Largest first, as `kubectl describe node` lists them. */
+  images: readonly NodeImage[];
+}
+
+export interface NodeImage {
+  names: readonly string[];
+  sizeBytes: number | undefined;
 }
 
 export interface CachedPod {

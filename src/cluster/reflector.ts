@@ -49,6 +49,8 @@ export interface ReflectorState {
   lastError?: string;
   relists: number;
   restarts: number;
+  /** Date.now() of the last list or watch delivery (bookmarks included): how fresh the cache is. */
+  lastEventAt?: number;
 }
 
 export function keyOf(raw: Record<string, any>): string {
@@ -178,6 +180,7 @@ export class Reflector<T> {
     this.o.sink.replace(items);
     this.resourceVersion = resourceVersion;
     this.state.relists++;
+    this.state.lastEventAt = Date.now();
     this.setState({ synced: true, lastError: undefined });
     this.o.logger.debug({ resource: this.o.resource, count: items.size, resourceVersion }, how);
   }
@@ -227,6 +230,7 @@ export class Reflector<T> {
           (type, object) => {
             if (settled) return;
             armStallTimer();
+            this.state.lastEventAt = Date.now();
             if (!this.state.connected) this.setState({ connected: true, lastError: undefined });
             delivered = true;
             switch (type) {

@@ -25,6 +25,7 @@
 import { Interner } from "./interner.js";
 import type { CachedNode, CachedPod, NodeCondition, NodeInfo, ResourceAmounts, Taint } from "./model.js";
 import { parseQuantity } from "../k8s/quantity.js";
+import { stripNodeDetails } from "./node-details.js";
 
 type Json = Record<string, unknown>;
 
@@ -121,6 +122,7 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
     kernelVersion: str(info.kernelVersion) ?? "",
     operatingSystem: str(info.operatingSystem) ?? "",
     architecture: str(info.architecture) ?? "",
+    ...optional("bootID", str(info.bootID)),
   });
 
   return Object.freeze({
@@ -138,6 +140,7 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
     nodeInfo,
     capacity: quantityMap(status.capacity),
     allocatable: quantityMap(status.allocatable),
+    details: stripNodeDetails(spec, status, SHARED),
   });
 }
 

@@ -32,6 +32,8 @@ export interface ClustersConfig {
    * could be taken for production). Absent: true.
    */
   simulatorFallback?: boolean;
+  /** The pod's service account (token, ca.crt, namespace) for in-cluster mode; absent: the standard path. */
+  serviceAccountDir?: string;
 }
 
 /** How history is kept: for how long, and the Lease replicas elect a recorder with. */
@@ -143,6 +145,12 @@ export const SETTINGS = {
     env: "SIMULATOR_FALLBACK",
     default: "true",
     help: "with no kubeconfig or in-cluster credentials, serve the simulated cluster (true) or stop with exit code 2 (false, as in the container image)",
+  },
+  serviceAccountDir: {
+    flag: "service-account-dir",
+    env: "SERVICE_ACCOUNT_DIR",
+    default: "/var/run/secrets/kubernetes.io/serviceaccount",
+    help: "in-cluster credentials (token, ca.crt, namespace), used with KUBERNETES_SERVICE_HOST/PORT when no kubeconfig is given",
   },
   retentionDays: { flag: "history-retention-days", env: "HISTORY_RETENTION_DAYS", default: "90", help: "days of history kept; older rows are pruned hourly" },
   leaseNamespace: { flag: "lease-namespace", env: "LEASE_NAMESPACE", default: "kube-system", help: "namespace of the Lease that elects the replica recording each cluster" },
@@ -401,8 +409,10 @@ function clustersConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv):
   const fromFlags = flags[SETTINGS.context.flag] as string[] | undefined;
   const contexts = fromFlags?.length ? fromFlags : commaList(env[SETTINGS.context.env] ?? "");
   const simulateText = pick("simulate", flags, env);
-  // Said only when it is off, so a config written out in full elsewhere need not name it.
-  const fallback = booleanSetting("simulatorFallback", flags, env) ? {} : { simulatorFallback: false };
+  // Said only when they differ from the default, so a config written out in full elsewhere need not name them.
+  const fallback: Pick<ClustersConfig, "simulatorFallback" | "serviceAccountDir"> = booleanSetting("simulatorFallback", flags, env) ? {} : { simulatorFallback: false };
+  const dir = pick("serviceAccountDir", flags, env)!;
+  if (dir !== SETTINGS.serviceAccountDir.default) fallback.serviceAccountDir = dir;
   if (simulateText === undefined) return { kubeconfigs, contexts, ...fallback };
   const simulate = Number(simulateText);
   if (!/^\d+$/.test(simulateText) || simulate < 1 || simulate > 10_000) {

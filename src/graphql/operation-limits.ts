@@ -1,4 +1,8 @@
 import {
+  GraphQLError,
+  Lexer,
+  Source,
+  TokenKind,
   getNamedType,
   getNullableType,
   isCompositeType,
@@ -10,6 +14,7 @@ import {
   __Type,
   typeFromAST,
   valueFromASTUntyped,
+  visit,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -26,15 +31,75 @@ import {
  */
 export const MAX_DOCUMENT_TOKENS = 10_000;
 
+/**
+ * How deeply brackets may nest in a document ({ } of selections and inline fragments, [ ] and
+ * { } of argument values, ( ) of arguments): far beyond any query the depth limit lets run,
+ * far below the thousands of levels at which parsing and validating, which recurse, overflow
+ * the stack.
+ */
+export const MAX_DOCUMENT_NESTING = 128;
+
+/**
+ * Refuses a document that nests deeper than {@link MAX_DOCUMENT_NESTING} as BAD_USER_INPUT
+ * (reason QUERY_TOO_DEEP), before it is parsed. The lexer does not recurse, so this costs one
+ * pass over at most {@link MAX_DOCUMENT_TOKENS} tokens; a document that does not lex is left
+ * for the parser to refuse with its own message.
+ */
+export function checkNesting(text: string): void {
+  const lexer = new Lexer(new Source(text));
+  let depth = 0;
+  try {
+    for (let tokens = 0; tokens <= MAX_DOCUMENT_TOKENS; tokens++) {
+      const token = lexer.advance();
+      if (token.kind === TokenKind.EOF) return;
+      if (token.kind === TokenKind.BRACE_L || token.kind === TokenKind.BRACKET_L || token.kind === TokenKind.PAREN_L) {
+        if (++depth > MAX_DOCUMENT_NESTING) {
+          throw new GraphQLError(`The document nests more than ${MAX_DOCUMENT_NESTING} brackets deep (selections, inline fragments, argument values)`, {
+            extensions: { code: "BAD_USER_INPUT", reason: "QUERY_TOO_DEEP", maxNesting: MAX_DOCUMENT_NESTING },
+          });
+        }
+      } else if (token.kind === TokenKind.BRACE_R || token.kind === TokenKind.BRACKET_R || token.kind === TokenKind.PAREN_R) {
+        depth--;
+      }
+    }
+  } catch (error) {
+    if (error instanceof GraphQLError && error.extensions["reason"] === "QUERY_TOO_DEEP") throw error;
+    // A syntax error: the parser reports it.
+  }
+}
+
 /** How many items a paged field is assumed to return when its `first` is not given (the API's default page). */
 export const DEFAULT_PAGE = 100;
 /** How many items a list without `first` (labels, pods, conditions …) is assumed to hold. */
 export const DEFAULT_LIST_LENGTH = 10;
 
-/** How deep an operation nests and how many objects it may make the server resolve. */
+/**
+ * The most fragment spreads a document may hold, and the most field selections an operation
+ * may amount to once its fragments are written out in place. A document of
+ * {@link MAX_DOCUMENT_TOKENS} tokens written without fragments has fewer fields than that, so
+ * fragments can save typing but never multiply the work (`...F ...F` in each of 26 fragments
+ * means 2^25 selections in 300 bytes).
+ */
+export const MAX_FRAGMENT_SPREADS = 1_000;
+export const MAX_EXPANDED_SELECTIONS = MAX_DOCUMENT_TOKENS;
+
+/** How deep an operation nests, how many objects it may make the server resolve, and its size. */
 export interface OperationSize {
   depth: number;
   cost: number;
+  /** Field selections once every fragment is written out where it is spread. */
+  selections: number;
+  /** Fragment spreads in the whole document, as written. */
+  spreads: number;
+}
+
+/** What a selection set amounts to below the level it sits at, for one parent object. */
+interface Measured {
+  /** Levels of fields below (and including) the set's own; 0 for an empty set. */
+  depth: number;
+  /** Objects resolved per parent object: every count inside scales with the parent's count. */
+  cost: number;
+  selections: number;
 }
 
 /**
@@ -46,6 +111,10 @@ export interface OperationSize {
  * `nodes(first: 5000) { edges { node { pods { name } } } }` costs 1 + 5000 + 5000 + 50000.
  * Scalars cost nothing. Fragments are followed; the document is assumed valid. Below
  * `__schema` and `__type` only cost counts, so tools' standard introspection query passes.
+ *
+ * Linear in the document's size: cost is proportional to the number of parent objects, so
+ * each fragment is measured once per page it is spread under (per unit of parent) and
+ * remembered; spreading it again costs a lookup, however many times it is spread.
  */
 export function measureOperation(
   schema: GraphQLSchema,
@@ -54,9 +123,11 @@ export function measureOperation(
   variables: Record<string, unknown> = {},
 ): OperationSize {
   const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
+  let spreads = 0;
+  visit(document, {
+    FragmentDefinition: (definition) => void fragments.set(definition.name.value, definition),
+    FragmentSpread: () => void spreads++,
+  });
   const defaults = new Map<string, unknown>();
   for (const definition of operation.variableDefinitions ?? []) {
     if (definition.defaultValue) defaults.set(definition.variable.name.value, valueFromASTUntyped(definition.defaultValue));
@@ -82,51 +153,63 @@ export function measureOperation(
     return field && { type: field.type, paged: field.args.some((a) => a.name === "first"), introspection: false };
   };
 
+  /** Each fragment's measure, by name and the page owed to it; `null` while it is being measured (a cycle, which validation refuses). */
+  const measuredFragments = new Map<string, Measured | null>();
+
+  const measureFragment = (name: string, parent: GraphQLCompositeType, page: number | undefined): Measured => {
+    const key = `${name}\u0000${page ?? ""}`;
+    const known = measuredFragments.get(key);
+    if (known !== undefined) return known ?? { depth: 0, cost: 0, selections: 0 };
+    const fragment = fragments.get(name);
+    if (!fragment) return { depth: 0, cost: 0, selections: 0 };
+    measuredFragments.set(key, null);
+    const narrowed = typeFromAST(schema, fragment.typeCondition);
+    const measured = walk(fragment.selectionSet, narrowed && isCompositeType(narrowed) ? narrowed : parent, page);
+    measuredFragments.set(key, measured);
+    return measured;
+  };
+
   /**
-   * Walks a selection set whose parent objects number `count`; `page` is the `first` of the
-   * connection field just above, owed to the first list found directly inside it.
+   * Measures a selection set per parent object; `page` is the `first` of the connection
+   * field just above, owed to the first list found directly inside it.
    */
-  const walk = (set: SelectionSetNode, parent: GraphQLCompositeType, depth: number, count: number, page: number | undefined, path: Set<string>): OperationSize => {
-    let deepest = depth - 1;
+  const walk = (set: SelectionSetNode, parent: GraphQLCompositeType, page: number | undefined): Measured => {
+    let depth = 0;
     let cost = 0;
+    let selections = 0;
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {
+        selections += 1;
+        depth = Math.max(depth, 1);
         const field = fieldOf(parent, selection.name.value);
-        deepest = Math.max(deepest, depth);
         if (!field || !selection.selectionSet) continue;
         const type = getNamedType(field.type);
         if (!isCompositeType(type)) continue;
         const list = isListType(getNullableType(field.type));
         const first = field.paged ? (intArgument(selection, "first") ?? DEFAULT_PAGE) : undefined;
         const items = list ? (first ?? page ?? DEFAULT_LIST_LENGTH) : 1;
-        const objects = count * items;
-        const inner = walk(selection.selectionSet, type, depth + 1, objects, list ? undefined : first, path);
-        cost += objects + inner.cost;
+        const inner = walk(selection.selectionSet, type, list ? undefined : first);
+        cost += items + items * inner.cost;
+        selections += inner.selections;
         // The standard introspection query nests type references 15 deep; its cost still counts.
-        if (!field.introspection) deepest = Math.max(deepest, inner.depth);
+        if (!field.introspection) depth = Math.max(depth, 1 + inner.depth);
       } else {
-        let fragmentSet: SelectionSetNode;
-        let spread = path;
-        let condition = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition : undefined;
+        let inner: Measured;
         if (selection.kind === Kind.FRAGMENT_SPREAD) {
-          const name = selection.name.value;
-          const fragment = fragments.get(name);
-          if (!fragment || path.has(name)) continue;
-          fragmentSet = fragment.selectionSet;
-          condition = fragment.typeCondition;
-          spread = new Set(path).add(name);
+          inner = measureFragment(selection.name.value, parent, page);
         } else {
-          fragmentSet = selection.selectionSet;
+          const narrowed = selection.typeCondition ? typeFromAST(schema, selection.typeCondition) : parent;
+          inner = walk(selection.selectionSet, narrowed && isCompositeType(narrowed) ? narrowed : parent, page);
         }
-        const narrowed = condition ? typeFromAST(schema, condition) : parent;
-        const inner = walk(fragmentSet, narrowed && isCompositeType(narrowed) ? narrowed : parent, depth, count, page, spread);
-        deepest = Math.max(deepest, inner.depth);
+        depth = Math.max(depth, inner.depth);
         cost += inner.cost;
+        selections += inner.selections;
       }
     }
-    return { depth: deepest, cost };
+    return { depth, cost, selections };
   };
 
   const root = schema.getRootType(operation.operation);
-  return root ? walk(operation.selectionSet, root, 1, 1, undefined, new Set()) : { depth: 0, cost: 0 };
+  if (!root) return { depth: 0, cost: 0, selections: 0, spreads };
+  return { ...walk(operation.selectionSet, root, undefined), spreads };
 }

@@ -8,6 +8,7 @@ import type { AuditDone, Authentication, OperationPolicy, Principal } from "./ca
 import { CloseCode } from "./close-codes.js";
 import type { RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
+import { checkNesting } from "./operation-limits.js";
 
 const REFUSAL_CLOSE = {
   [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
@@ -41,6 +42,8 @@ export interface GraphqlWebSocketOptions {
   /** Interval of WebSocket pings; a peer that misses a pong for as long is dropped. */
   keepAliveMs?: number;
   maxPayloadBytes?: number;
+  /** Sees each operation's outcome (errors as sent) and seconds from subscribe to result; a subscription's at its start. */
+  observe?(operation: { name: string | null | undefined; type: string | undefined }, errors: readonly GraphQLFormattedError[] | undefined, seconds: number | undefined): void;
 }
 
 export interface GraphqlWebSocketEndpoint {
@@ -60,6 +63,8 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
 
   /** Audit lines of mutations, finished when their result is known. */
   const audits = new WeakMap<object, AuditDone>();
+  /** When each operation was subscribed, by its context, for `observe`. */
+  const began = new WeakMap<object, { at: number; name: string | null | undefined; type: string }>();
 
   /** Acknowledged connections and what they authenticated with, checked again when credentials change. */
   const authenticated = new Map<WebSocket, { request: IncomingMessage; connectionParams: Record<string, unknown> | undefined }>();
@@ -99,6 +104,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       }
       let document;
       try {
+        checkNesting(payload.query);
         document = parse(payload.query, options.parseOptions);
       } catch (error) {
         return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
@@ -112,6 +118,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
         ...options.contextFor(request, auth.principal),
         closeConnection: (code, reason) => socket.close(code, reason),
       };
+      began.set(context, { at: performance.now(), name: payload.operationName ?? operation.name?.value, type: operation.operation });
       try {
         const audit = await options.policy.admit({ context, schema, document, operation, variables: payload.variables ?? undefined, transport: "websocket" });
         if (audit) audits.set(context, audit);
@@ -130,11 +137,18 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
     onOperation: async (_ctx, _id, _payload, args, result) => {
       // Only mutations have an audit line, and their result is never a stream.
       const audit = audits.get(args.contextValue as object);
-      if (!audit) return;
+      const start = began.get(args.contextValue as object);
+      if (!audit && !(start && options.observe)) return;
       const settled = await result;
-      if (!(Symbol.asyncIterator in settled)) audit(settled.errors);
+      const stream = Symbol.asyncIterator in settled;
+      if (audit && !stream) audit(settled.errors);
+      if (start) options.observe?.(start, stream ? undefined : settled.errors?.map(options.formatError), (performance.now() - start.at) / 1000);
     },
-    onError: (_ctx, _id, _payload, errors) => errors.map(options.formatError),
+    onError: (_ctx, _id, payload, errors) => {
+      const formatted = errors.map(options.formatError);
+      options.observe?.({ name: payload.operationName, type: undefined }, formatted, undefined);
+      return formatted;
+    },
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors ? { ...result, errors: result.errors.map(options.formatError) } : undefined,
   });

@@ -13,6 +13,7 @@
 
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
+import { forCaller } from "../db/database-errors.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type {
   ConditionStatus,
@@ -24,6 +25,7 @@ import type {
   PageInfo,
   TransitionFilter,
 } from "../graphql/generated/resolvers-types.js";
+import { EARLIEST, LATEST } from "../graphql/date-time.js";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
 import { pageSize } from "../graphql/page-size.js";
 import type { MaintenanceEventKind } from "./history-model.js";
@@ -128,9 +130,9 @@ function eventView(row: EventRow): MaintenanceEventView {
 }
 
 /** Which list a cursor belongs to: a transition cursor is no position among events. */
-type CursorList = "transitions" | "events";
+export type CursorList = "transitions" | "events" | "changes" | "drains";
 
-interface Position {
+export interface Position {
   at: Date;
   id: bigint;
 }
@@ -141,8 +143,9 @@ function encodeCursor(list: CursorList, row: { at: Date; id: bigint }): string {
 }
 
 const NOT_A_CURSOR = "after: not a cursor of this list";
+const INT64_MAX = 2n ** 63n - 1n;
 
-function decodeCursor(list: CursorList, cursor: string): Position {
+export function decodeCursor(list: CursorList, cursor: string): Position {
   const p = decodeOpaqueCursor(cursor, NOT_A_CURSOR) as { l?: unknown; a?: unknown; i?: unknown } | null;
   if (
     typeof p !== "object" ||
@@ -150,9 +153,12 @@ function decodeCursor(list: CursorList, cursor: string): Position {
     p.l !== list ||
     typeof p.a !== "number" ||
     !Number.isSafeInteger(p.a) ||
-    Number.isNaN(new Date(p.a).getTime()) ||
+    p.a < EARLIEST ||
+    p.a > LATEST ||
     typeof p.i !== "string" ||
-    !/^[0-9]{1,19}$/.test(p.i)
+    !/^[0-9]{1,19}$/.test(p.i) ||
+    // Row ids are PostgreSQL bigints: a larger one is no row's, and the database would refuse it.
+    BigInt(p.i) > INT64_MAX
   ) {
     throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
   }
@@ -165,24 +171,24 @@ function decodeCursor(list: CursorList, cursor: string): Position {
  * that share the cursor's `at` are then told apart by id. The plain row-value OR form would
  * make PostgreSQL filter the index from its top instead.
  */
-function afterPosition(position: Position): { at: { lte: Date }; OR: [{ at: { lt: Date } }, { id: { lt: bigint } }] } {
+export function afterPosition(position: Position): { at: { lte: Date }; OR: [{ at: { lt: Date } }, { id: { lt: bigint } }] } {
   return { at: { lte: position.at }, OR: [{ at: { lt: position.at } }, { id: { lt: position.id } }] };
 }
 
-function checkInterval(since: Date | null | undefined, until: Date | null | undefined): void {
+export function checkInterval(since: Date | null | undefined, until: Date | null | undefined): void {
   if (since != null && until != null && since.getTime() >= until.getTime()) {
     throw new AppError(ErrorCode.BAD_USER_INPUT, "filter.since must be before filter.until");
   }
 }
 
-function atRange(since: Date | null | undefined, until: Date | null | undefined): { at?: { gte?: Date; lt?: Date } } {
+export function atRange(since: Date | null | undefined, until: Date | null | undefined): { at?: { gte?: Date; lt?: Date } } {
   if (since == null && until == null) return {};
   return { at: { ...(since != null ? { gte: since } : {}), ...(until != null ? { lt: until } : {}) } };
 }
 
-const NEWEST_FIRST = [{ at: "desc" }, { id: "desc" }] as const;
+export const NEWEST_FIRST = [{ at: "desc" }, { id: "desc" }] as const;
 
-/** Reads recorded history. Every database failure becomes AppError UNAVAILABLE, with no SQL or connection detail. */
+/** Reads recorded history. A database that cannot be reached is AppError UNAVAILABLE, with no SQL or connection detail. */
 export class HistoryQueries {
   /**
    * @param database where the recorder writes; only `database.prisma` is used.
@@ -364,14 +370,9 @@ export class HistoryQueries {
     return rows.map(eventView);
   }
 
-  private async read<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      this.logger?.warn({ err: error }, "history query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the history database cannot be reached");
-    }
+  /** A lost database is UNAVAILABLE; any other failure stays what it is (INTERNAL_SERVER_ERROR, logged). */
+  private read<T>(run: () => Promise<T>): Promise<T> {
+    return forCaller(run, "the history database cannot be reached", this.logger);
   }
 }
 
@@ -388,7 +389,7 @@ const EVENT_COLUMNS = {
   detail: true,
 } as const;
 
-function page<R extends { at: Date; id: bigint }, V>(
+export function page<R extends { at: Date; id: bigint }, V>(
   list: CursorList,
   rows: R[],
   size: number,
@@ -423,7 +424,7 @@ function groupByArguments<K>(keys: readonly K[], argumentsKey: (key: K) => strin
 }
 
 /** The (cluster, node) pairs of a group as the two parallel arrays `unnest` zips back together. */
-function distinctPairs(group: readonly { cluster: string; node: string }[]): { clusters: string[]; nodes: string[] } {
+export function distinctPairs(group: readonly { cluster: string; node: string }[]): { clusters: string[]; nodes: string[] } {
   const seen = new Set<string>();
   const clusters: string[] = [];
   const nodes: string[] = [];

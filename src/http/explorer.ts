@@ -27,11 +27,20 @@ const POLICY = [
  * into dist/web), with this service's settings written into the page as JSON.
  */
 export function sendExplorer(res: ServerResponse, assets: WebAssets, settings: PageSettings): void {
-  const page = assets.text("explorer/index.html");
+  sendBuiltPage(res, assets, settings, { page: "explorer/index.html", what: "The API explorer", policy: POLICY });
+}
+
+/**
+ * Sends a page Vite built (`page`, relative to dist/web) with the service's settings in it
+ * as JSON, under a content security policy that keeps it on this origin; 503 saying how to
+ * build it when it was not built.
+ */
+export function sendBuiltPage(res: ServerResponse, assets: WebAssets, settings: PageSettings, how: { page: string; what: string; policy: string }): void {
+  const page = assets.text(how.page);
   if (!page) {
     res.statusCode = 503;
     res.setHeader("content-type", "text/plain; charset=utf-8");
-    res.end("The API explorer is not built: run `npm run build` (npm install does it).\n");
+    res.end(`${how.what} is not built: run \`npm run build\` (npm install does it).\n`);
     return;
   }
   // JSON in a script element: `<` escaped so no value can close the element.
@@ -39,7 +48,7 @@ export function sendExplorer(res: ServerResponse, assets: WebAssets, settings: P
   res.statusCode = 200;
   res.setHeader("content-type", "text/html; charset=utf-8");
   res.setHeader("cache-control", "no-store");
-  res.setHeader("content-security-policy", POLICY);
+  res.setHeader("content-security-policy", how.policy);
   res.setHeader("x-content-type-options", "nosniff");
   res.end(page.replace(MARK, `<script id="node-inventory-settings" type="application/json">${json}</script>`));
 }

@@ -13,6 +13,8 @@ export interface Readiness {
 export interface HttpRoutes {
   graphql: Handler;
   readiness(): Promise<Readiness>;
+  /** GET /metrics, Prometheus text format. */
+  metrics?: Handler;
   /** Pages for people (landing page, explorer, schema): true when it answered the request. */
   pages?(req: IncomingMessage, res: ServerResponse, path: string): boolean;
 }
@@ -66,6 +68,7 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
       if ((req.method === "GET" || req.method === "HEAD") && routes.pages?.(req, res, path)) return;
       if (path === "/graphql") await routes.graphql(req, res);
       else if (path === "/healthz") sendJson(res, 200, { status: "ok" });
+      else if (path === "/metrics" && routes.metrics) await routes.metrics(req, res);
       else if (path === "/readyz") {
         const readiness = await routes.readiness();
         sendJson(res, readiness.ready ? 200 : 503, { status: readiness.ready ? "ready" : "not ready", checks: readiness.checks });
@@ -75,7 +78,7 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
       if (!res.headersSent) sendJson(res, 500, { error: "Internal server error" });
       else res.destroy();
     } finally {
-      if (path !== "/healthz" && path !== "/readyz") {
+      if (path !== "/healthz" && path !== "/readyz" && path !== "/metrics") {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         logger.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
       }

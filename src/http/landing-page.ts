@@ -5,8 +5,8 @@ import { escapeHtml, type PageSettings } from "./page-settings.js";
 const HOST = /^[\w.-]+(:\d{1,5})?$|^\[[0-9a-fA-F:.]+\](:\d{1,5})?$/;
 
 /**
- * GET /: where the service is (the address the browser reached it at), links to the
- * explorer and the schema, and a warning when a cluster is only the simulator.
+ * GET /: where the service is (the address the browser reached it at), links to the web UI,
+ * the explorer and the schema, and a warning when a cluster is only the simulator.
  */
 export function sendLandingPage(req: IncomingMessage, res: ServerResponse, settings: PageSettings, fallbackAddress: string): void {
   const host = req.headers.host && HOST.test(req.headers.host) ? req.headers.host : fallbackAddress;
@@ -30,6 +30,7 @@ export function sendLandingPage(req: IncomingMessage, res: ServerResponse, setti
 <p>A live, queryable GraphQL picture of your Kubernetes nodes (version ${escapeHtml(settings.version)}), at <code>${escapeHtml(base)}</code>.</p>
 ${simulated}
 <ul>
+<li><a href="/ui/">Web UI</a>: the fleet live, node pages, drains and reports</li>
 <li><a href="/graphql">API explorer</a> (GraphiQL): <code>${escapeHtml(base)}/graphql</code></li>
 <li><a href="/schema.graphql">The schema</a> (SDL): <code>${escapeHtml(base)}/schema.graphql</code></li>
 <li>GraphQL over HTTP: <code>POST ${escapeHtml(base)}/graphql</code>; over WebSocket (graphql-ws): <code>${escapeHtml(base.replace(/^http/, "ws"))}/graphql</code></li>

@@ -4,10 +4,12 @@ import { sendExplorer, wantsHtml } from "./explorer.js";
 import { sendLandingPage } from "./landing-page.js";
 import type { PageSettings } from "./page-settings.js";
 import { WebAssets, WEB_PREFIX } from "./web-assets.js";
+import { isUiPath, sendWebUi } from "./web-ui.js";
 
 /**
  * The pages for people, mounted in front of the API: `/`, GraphiQL at `GET /graphql` for a
- * browser (Accept: text/html), `/schema.graphql` and the bundled assets under /ui/. Each
+ * browser (Accept: text/html), the web UI under /ui/, `/schema.graphql` and the bundled
+ * assets under /assets/. Each
  * answers without authentication; they hold nothing a caller could not read from the source
  * (with introspection off, the schema is not served either).
  */
@@ -21,7 +23,12 @@ export function createPages(schema: GraphQLSchema, settings: PageSettings, addre
       res.setHeader("content-type", "text/plain; charset=utf-8");
       res.setHeader("cache-control", "no-store");
       res.end(sdl);
-    } else if (path.startsWith(WEB_PREFIX)) return assets.serve(path, res);
+    } else if (path === "/ui") {
+      res.statusCode = 308;
+      res.setHeader("location", "/ui/");
+      res.end();
+    } else if (isUiPath(path)) sendWebUi(res, assets, settings);
+    else if (path.startsWith(WEB_PREFIX)) return assets.serve(path, res);
     else return false;
     return true;
   };

@@ -3,9 +3,12 @@ import type { ServerResponse } from "node:http";
 import { extname, join } from "node:path";
 import { PACKAGE_ROOT } from "../package-info.js";
 
-/** What `npm run build` bundles for browsers (web/, built by Vite): served under /ui/. */
+/**
+ * What `npm run build` bundles for browsers (web/, built by Vite): the pages' hashed files,
+ * shared by the explorer (GET /graphql) and the web UI (/ui/), are served under /assets/.
+ */
 export const WEB_ROOT = join(PACKAGE_ROOT, "dist", "web");
-export const WEB_PREFIX = "/ui/";
+export const WEB_PREFIX = "/assets/";
 
 const TYPES: Record<string, string> = {
   ".js": "text/javascript; charset=utf-8",
@@ -22,7 +25,7 @@ const TYPES: Record<string, string> = {
 const SEGMENT = /^[\w][\w.-]*$/;
 
 /**
- * Reads a built file once and keeps it (a few megabytes in all). Only /ui/assets/ names are
+ * Reads a built file once and keeps it (a few megabytes in all). Only /assets/ names are
  * served: they carry a content hash, so browsers may keep them for good.
  */
 export class WebAssets {
@@ -35,10 +38,10 @@ export class WebAssets {
     return this.read(relative)?.toString("utf8");
   }
 
-  /** Answers GET /ui/assets/<file>; false when `path` is not one (the caller answers 404). */
+  /** Answers GET /assets/<file>; false when `path` is not one (the caller answers 404). */
   serve(path: string, res: ServerResponse): boolean {
-    if (!path.startsWith(`${WEB_PREFIX}assets/`)) return false;
-    const name = path.slice(`${WEB_PREFIX}assets/`.length);
+    if (!path.startsWith(WEB_PREFIX)) return false;
+    const name = path.slice(WEB_PREFIX.length);
     if (!SEGMENT.test(name)) return false;
     const body = this.read(join("assets", name));
     if (!body) return false;

@@ -3,6 +3,7 @@ import type { KeyValue, Node, NodeResolvers, Pod, PodResolvers } from "../graphq
 import type { CompleteResolvers, Resolvers } from "../graphql/schema.js";
 import { nodeRoles, nodeStatusColumn } from "../k8s/node-display.js";
 import type { InventoryService } from "./inventory-service.js";
+import type { NodeFactsFields } from "./node-facts-resolvers.js";
 import { conditionStatus, readyStatus } from "./node-filter.js";
 import { resourcesView, usageView, type PodResourceTotals } from "./resources.js";
 
@@ -37,7 +38,8 @@ function memo<K extends object, V>(compute: (key: K) => V): (key: K) => V {
 }
 
 /** Node fields resolved by the history and maintenance concerns (history-resolvers.ts, maintenance-resolvers.ts). */
-type NodeFieldsOfOtherConcerns = "conditionTransitions" | "maintenanceEvents" | "activeDrain";
+type NodeFieldsOfOtherConcerns = "conditionTransitions" | "maintenanceEvents" | "activeDrain" | "changes"
+  | NodeFactsFields;
 
 /** Query.clusters, Query.nodes, Query.node and the Node, Pod and Cluster fields. */
 export function inventoryResolvers(inventory: InventoryService): Resolvers {

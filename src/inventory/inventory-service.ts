@@ -5,6 +5,7 @@ import type { CachedNode, CachedPod } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { Cluster, QueryNodesArgs } from "../graphql/generated/resolvers-types.js";
 import { compileNodeFilter, readyStatus } from "./node-filter.js";
+import { nodeFilterFacts } from "./heartbeats.js";
 import { paginateNodes, sortNodes } from "./node-order.js";
 import type { Page } from "./pagination.js";
 import { sumPodResources, type PodResourceTotals } from "./resources.js";
@@ -45,7 +46,7 @@ export class InventoryService {
 
   nodes(query: QueryNodesArgs): Page<CachedNode> {
     const caches = query.cluster != null ? [this.cluster(query.cluster)] : this.clusters.all();
-    const matches = compileNodeFilter(query.filter ?? undefined);
+    const matches = compileNodeFilter(query.filter ?? undefined, nodeFilterFacts(this.clusters));
     const selected: CachedNode[] = [];
     for (const cache of caches) for (const node of cache.allNodes()) if (matches(node)) selected.push(node);
     const metrics = { usage: (node: CachedNode) => this.usage(node), podCount: (node: CachedNode) => this.podTotals(node).podCount };

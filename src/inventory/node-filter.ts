@@ -50,10 +50,24 @@ const LEGACY_ROLE_LABEL = "kubernetes.io/role";
  * @throws AppError BAD_USER_INPUT for a malformed selector, e.g.
  *   "filter.labelSelector: unable to parse requirement: ... at position 4".
  */
-/** The NodeFilter input as GraphQL hands it over: omitted and null both mean "no constraint". */
-export function compileNodeFilter(filter: NodeFilter | null | undefined): NodePredicate {
+/** What a filter needs beside the node itself: whether its Lease is overdue (node-facts-cache.ts). */
+export interface NodeFilterFacts {
+  heartbeatStale: NodePredicate;
+}
+
+/**
+ * The NodeFilter input as GraphQL hands it over: omitted and null both mean "no constraint".
+ * `facts` answers staleHeartbeat; without it (hand-made nodes in tests) no node is stale.
+ */
+export function compileNodeFilter(filter: NodeFilter | null | undefined, facts?: NodeFilterFacts): NodePredicate {
   if (!filter) return () => true;
   const checks: NodePredicate[] = [];
+
+  if (filter.staleHeartbeat != null) {
+    const wanted = filter.staleHeartbeat;
+    const stale = facts?.heartbeatStale ?? (() => false);
+    checks.push((node) => stale(node) === wanted);
+  }
 
   if (filter.names != null) {
     const names = new Set(filter.names);

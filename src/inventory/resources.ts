@@ -87,7 +87,18 @@ export function resourcesView(amounts: ResourceAmounts | Readonly<Record<string,
     pods: numbers.pods ?? null,
     ephemeralStorageBytes: numbers["ephemeral-storage"] ?? null,
     quantities,
+    extended: quantities.filter((q) => isExtendedResource(q.key)).map((q) => ({ name: q.key, value: numbers[q.key]!, quantity: q.value })),
   };
+}
+
+const STANDARD_RESOURCES = new Set(["cpu", "memory", "pods", "ephemeral-storage"]);
+
+/**
+ * Every resource beyond cpu, memory, pods and ephemeral-storage: device plugins' (nvidia.com/gpu),
+ * hugepages-*, and any other a node or pod names. Sorted by name, as `quantities` is.
+ */
+export function isExtendedResource(name: string): boolean {
+  return !STANDARD_RESOURCES.has(name);
 }
 
 /**

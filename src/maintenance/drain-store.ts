@@ -1,5 +1,6 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
+import { forCaller } from "../db/database-errors.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { MaintenanceEventKind } from "../history/history-model.js";
 import { ACTIVE_STATUSES, type DrainOperation, type DrainPodState, type DrainStatus } from "./drain-operation.js";
@@ -209,14 +210,23 @@ export class DrainStore {
     return rows.map((row) => String(row.id));
   }
 
-  /** A caller's request that fails on the database gets UNAVAILABLE, never the driver's words. */
-  private async guarded<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      throw new AppError(ErrorCode.UNAVAILABLE, "the database cannot be reached");
-    }
+  /**
+   * Operations matching `where`, newest first (startedAt desc, then id desc), at most `take`,
+   * strictly after `after` in that order: the read behind Query.drainOperations.
+   */
+  async list(where: Prisma.DrainOperationWhereInput, take: number, after: { startedAt: Date; id: string } | null): Promise<DrainOperation[]> {
+    const position: Prisma.DrainOperationWhereInput = after
+      ? { startedAt: { lte: after.startedAt }, OR: [{ startedAt: { lt: after.startedAt } }, { id: { lt: after.id } }] }
+      : {};
+    const rows = await this.guarded(() =>
+      this.database.prisma.drainOperation.findMany({ where: { AND: [where, position] }, orderBy: [{ startedAt: "desc" }, { id: "desc" }], take }),
+    );
+    return rows.map(fromRow);
+  }
+
+  /** A caller's request that loses the database gets UNAVAILABLE, never the driver's words; any other failure stays itself (INTERNAL_SERVER_ERROR, logged). */
+  private guarded<T>(run: () => Promise<T>): Promise<T> {
+    return forCaller(run, "the database cannot be reached");
   }
 }
 

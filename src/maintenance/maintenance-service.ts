@@ -40,6 +40,8 @@ export interface MaintenanceServiceOptions {
   /** A drain's timeout when its options give none. */
   defaultTimeoutSeconds?: number;
   tuning?: MaintenanceTuning;
+  /** Sees every drain state this replica publishes (metrics count the final ones). */
+  observe?: (operation: DrainOperation) => void;
 }
 
 const MAX_REASON_LENGTH = 1_000;
@@ -168,7 +170,9 @@ export class MaintenanceService {
       drainEvent(op, "DRAIN_CANCELLED", { actor: principal.subject, detail: op.message }),
     );
     if (!ended) {
-      const now = await this.get(id);
+      // The database, not this replica's runner: a runner just cancelled may not have ended yet,
+      // and its last visible state still says RUNNING.
+      const now = await this.o.store.get(id);
       if (now?.status === "CANCELLED") return now;
       throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${now?.status ?? "unknown"}`);
     }
@@ -179,11 +183,21 @@ export class MaintenanceService {
     return cancelled;
   }
 
+  /** The drains this replica is executing now. */
+  runningIds(): string[] {
+    return [...this.runners.keys()];
+  }
+
   /** The freshest state: this replica's runner if it runs the drain, else the database. */
   async get(id: string): Promise<DrainOperation | undefined> {
     const local = this.runners.get(id);
     if (local) return local.visible;
     return this.o.store.get(id);
+  }
+
+  /** `operation` as fresh as `get` has it: this replica's runner's state when it runs it. */
+  freshest(operation: DrainOperation): DrainOperation {
+    return this.runners.get(operation.id)?.visible ?? operation;
   }
 
   /** Each node's active drain, as fresh as `get` has it (this replica's runners ahead of their last save). */
@@ -318,6 +332,7 @@ export class MaintenanceService {
   }
 
   private async publish(operation: DrainOperation, maintenance: string[]): Promise<void> {
+    this.o.observe?.(operation);
     await this.o.pubsub
       .publish({ cluster: operation.cluster, node: operation.node, transitions: [], maintenance, drain: operation.id, from: this.identity, at: new Date().toISOString() })
       .catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not publish drain progress"));
@@ -356,14 +371,14 @@ export class MaintenanceService {
   }
 }
 
-function checkReason(reason: string | null | undefined): string | null {
+export function checkReason(reason: string | null | undefined): string | null {
   const text = reason?.trim() || null;
   if (text && text.length > MAX_REASON_LENGTH) throw new AppError(ErrorCode.BAD_USER_INPUT, `reason is longer than ${MAX_REASON_LENGTH} characters`);
   return text;
 }
 
 /** A Kubernetes call on behalf of a caller: its refusals become contract errors. */
-async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
+export async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {

@@ -14,7 +14,7 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
 import type { QueryAvailabilityReportArgs } from "../graphql/generated/resolvers-types.js";
-import { AppError, ErrorCode } from "../graphql/errors.js";
+import { callerDatabaseError } from "../db/database-errors.js";
 import type { Logger } from "../log/logger.js";
 import {
   availabilityRequest,
@@ -43,7 +43,7 @@ const STATUS: Record<string, string | null> = { T: "True", F: "False", U: "Unkno
 interface LifetimeRow {
   cluster: string;
   node: string;
-  field: "CREATED" | "DELETED";
+  field: "CREATED" | "DELETED" | "REBOOTED";
   uid: string | null;
   at: Date;
 }
@@ -82,8 +82,7 @@ export class AvailabilityQueries {
     try {
       histories = await this.histories(request);
     } catch (error) {
-      this.logger?.warn({ err: error }, "availability report query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the history database cannot be reached");
+      throw callerDatabaseError(error, "the history database cannot be reached", this.logger);
     }
     return buildAvailabilityReport(request, histories, this.now());
   }
@@ -130,7 +129,7 @@ export class AvailabilityQueries {
           WITH n AS (${nodes}),
           rows AS (
             SELECT c.id, c.cluster, c.node, c.field, c.before, c.after, c.at FROM node_change c
-            WHERE c.field IN ('CREATED', 'DELETED') AND c.at >= ${from} AND c.at < ${to} AND ${inCluster("c.cluster")}
+            WHERE c.field IN ('CREATED', 'DELETED', 'REBOOTED') AND c.at >= ${from} AND c.at < ${to} AND ${inCluster("c.cluster")}
             UNION
             SELECT t.* FROM n CROSS JOIN LATERAL (
               SELECT c.id, c.cluster, c.node, c.field, c.before, c.after, c.at FROM node_change c
@@ -178,7 +177,7 @@ export class AvailabilityQueries {
     const byNode = new Map<string, NodeHistory>();
     const id = (cluster: string, node: string) => `${cluster}\u0000${node}`;
     for (const row of nodeRows) {
-      byNode.set(id(row.cluster, row.name), { node: row, events: [] });
+      byNode.set(id(row.cluster, row.name), { node: row, events: [], reboots: 0 });
     }
     const add = (row: { cluster: string; node: string }, event: TimelineEvent) => byNode.get(id(row.cluster, row.node))?.events.push(event);
     for (const row of transitions) {
@@ -191,7 +190,13 @@ export class AvailabilityQueries {
         add(row, { kind: "READY", at: Number(ms), from: STATUS[from] ?? null, to: STATUS[to] ?? "Unknown", seq: Number(id) });
       }
     }
-    for (const row of lifetimes) add(row, { kind: row.field, at: row.at.getTime(), uid: row.uid });
+    for (const row of lifetimes) {
+      if (row.field !== "REBOOTED") add(row, { kind: row.field, at: row.at.getTime(), uid: row.uid });
+      else {
+        const history = byNode.get(id(row.cluster, row.node));
+        if (history) history.reboots++;
+      }
+    }
     for (const row of maintenance) {
       const at = row.at.getTime();
       const seq = Number(row.id);

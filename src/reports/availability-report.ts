@@ -24,12 +24,14 @@ export interface AvailabilityRequest {
 export const DEFAULT_FLAP_THRESHOLD_SECONDS = 300;
 
 /** The figures a node and a group share: the API's AvailabilityGroup without its identity. */
-export type AvailabilityFigures = Omit<AvailabilityGroup, "__typename" | "key" | "nodeCount">;
+export type AvailabilityFigures = Omit<AvailabilityGroup, "__typename" | "key" | "nodeCount" | "reboots">;
 
 /** One node's recorded state and the rows of its history the report needs. */
 export interface NodeHistory {
   node: RecordedNode;
   events: TimelineEvent[];
+  /** REBOOTED node changes in the period. */
+  reboots: number;
 }
 
 /**
@@ -64,9 +66,11 @@ class Totals {
   endedOutageMs = 0;
   flaps = 0;
   maintenanceMs = 0;
+  reboots = 0;
 
-  add(f: NodeFigures): void {
+  add(f: NodeFigures, reboots: number): void {
     this.nodeCount++;
+    this.reboots += reboots;
     this.observedMs += f.observedMs;
     this.readyMs += f.readyMs;
     this.notReadyMs += f.notReadyMs;
@@ -110,15 +114,15 @@ export function buildAvailabilityReport(request: AvailabilityRequest, histories:
   const nodes: NodeAvailability[] = [];
   const groups = new Map<string, { key: ReportKey[]; totals: Totals }>();
   const total = new Totals();
-  for (const { node, events } of histories) {
+  for (const { node, events, reboots } of histories) {
     const figures = nodeFigures(node, events, period);
     if (figures.observedMs <= 0) continue;
     const { key, id } = groupKey(request.groupings, node.cluster, node.labels);
-    nodes.push({ cluster: node.cluster, node: node.name, key, ...figuresOf(figures), deleted: figures.deleted });
+    nodes.push({ cluster: node.cluster, node: node.name, key, ...figuresOf(figures), reboots, deleted: figures.deleted });
     let group = groups.get(id);
     if (!group) groups.set(id, (group = { key, totals: new Totals() }));
-    group.totals.add(figures);
-    total.add(figures);
+    group.totals.add(figures, reboots);
+    total.add(figures, reboots);
   }
   nodes.sort((a, b) => (a.cluster === b.cluster ? (a.node < b.node ? -1 : a.node > b.node ? 1 : 0) : a.cluster < b.cluster ? -1 : 1));
   return {
@@ -127,8 +131,8 @@ export function buildAvailabilityReport(request: AvailabilityRequest, histories:
     groupBy: request.groupings.map(dimensionName),
     groups: [...groups.values()]
       .sort((a, b) => compareKeys(a.key, b.key))
-      .map(({ key, totals }) => ({ key, nodeCount: totals.nodeCount, ...figuresOf(totals) })),
-    total: { key: [], nodeCount: total.nodeCount, ...figuresOf(total) },
+      .map(({ key, totals }) => ({ key, nodeCount: totals.nodeCount, ...figuresOf(totals), reboots: totals.reboots })),
+    total: { key: [], nodeCount: total.nodeCount, ...figuresOf(total), reboots: total.reboots },
     nodes,
   };
 }

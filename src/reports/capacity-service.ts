@@ -5,6 +5,7 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { CapacityReport, CapacityTrends, NodeFilter, QueryCapacityReportArgs, ResourceTrend } from "../graphql/generated/resolvers-types.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import { compileNodeFilter } from "../inventory/node-filter.js";
+import { nodeFilterFacts } from "../inventory/heartbeats.js";
 import { CapacityTally, nodeAmounts, type NodeAmounts } from "./capacity-report.js";
 import { dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
 import { compilePodShape } from "./pod-fit.js";
@@ -46,7 +47,7 @@ export class CapacityReports {
    */
   async report(query: QueryCapacityReportArgs, now = new Date()): Promise<CapacityReport> {
     const groupings = validateGroupings(query.groupBy);
-    const matches = compileNodeFilter(query.filter);
+    const matches = compileNodeFilter(query.filter, nodeFilterFacts(this.clusters));
     const shape = query.podShape ? compilePodShape(query.podShape) : undefined;
     const asked = trendsPeriod(query.trendsSince, query.trendsUntil, now);
     const period = asked && trendsResolution(asked, now, this.options.rawRetentionHours);
@@ -109,7 +110,7 @@ export class CapacityReports {
       // Without groupings the one group is the total.
       groups: groups.map(({ id, ...group }) => ({ ...group, trends: trendsOf(groupings.length ? id : null) })),
       total: { ...total, trends: trendsOf(null) },
-      podShape: shape ? { cpuMillicores: shape.cpuMillicores, memoryBytes: shape.memoryBytes } : null,
+      podShape: shape ? { cpuMillicores: shape.cpuMillicores, memoryBytes: shape.memoryBytes, extended: [...(shape.extended ?? [])] } : null,
       incompleteClusters,
     };
   }

@@ -19,7 +19,9 @@
 
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
-import { AppError, ErrorCode } from "../graphql/errors.js";
+import { callerDatabaseError } from "../db/database-errors.js";
+
+const TRENDS_UNAVAILABLE = "the trends database cannot be reached";
 import type { Logger } from "../log/logger.js";
 import type { ReportDimension, ReportGrouping } from "./grouping.js";
 
@@ -273,8 +275,7 @@ export class TrendsStore {
         { timeout: 120_000, maxWait: 10_000 },
       );
     } catch (error) {
-      this.logger?.warn({ err: error }, "trends query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the trends database cannot be reached");
+      throw callerDatabaseError(error, TRENDS_UNAVAILABLE, this.logger);
     }
     for (const row of rows) {
       const metric = (name: string): MetricTrend => ({ peak: row[`${name}Peak`] ?? null, p95: row[`${name}P95`] ?? null });
@@ -304,8 +305,7 @@ export class TrendsStore {
       const [row] = await this.database.prisma.$queryRaw<{ lacking: boolean }[]>`SELECT ${lacking(CELLS.raw)} OR ${lacking(CELLS.hourly)} AS lacking`;
       return !row!.lacking;
     } catch (error) {
-      this.logger?.warn({ err: error }, "trends query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the trends database cannot be reached");
+      throw callerDatabaseError(error, TRENDS_UNAVAILABLE, this.logger);
     }
   }
 
@@ -328,8 +328,7 @@ export class TrendsStore {
         unschedulable: row.unschedulable,
       }));
     } catch (error) {
-      this.logger?.warn({ err: error }, "trends query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the trends database cannot be reached");
+      throw callerDatabaseError(error, TRENDS_UNAVAILABLE, this.logger);
     }
   }
 }

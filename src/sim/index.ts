@@ -8,6 +8,8 @@
  *   await sim.writeKubeconfig(path)
  *   sim.cluster                // SimCluster: act directly (setNodeCondition, addNode,
  *                              // removeNode, advance(ms), stopKubelet, get/list objects)
+ *   sim.adminToken             // the kubeconfig user's bearer token (cluster-admin)
+ *   sim.createToken(ns, sa)    // a ServiceAccount token, as the TokenRequest API mints it
  *   sim.dropConnections()      // kill every open watch and keep-alive socket
  *   sim.stats()                // request counts by "verb resource[/sub]"; sim.requestLog()
  *   await sim.stop()           // idempotent; closes every watch
@@ -24,6 +26,7 @@ import { generateCluster } from "./generator.js";
 import { ApiServer, type RequestRecord } from "./apiserver/api-server.js";
 import { kubeconfigYaml } from "./kubeconfig.js";
 import { selfSignedCertificate } from "./tls.js";
+import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from "./apiserver/bootstrap-policy.js";
 
 export { SimCluster, R } from "./cluster.js";
 export type { RequestRecord } from "./apiserver/api-server.js";
@@ -58,6 +61,12 @@ export interface SimulatorOptions {
   /** Wall ms between BOOKMARK events (default 60,000). */
   bookmarkIntervalMs?: number;
   /**
+   * Enforce what a real apiserver would (default false): bearer-token
+   * authentication (401) and RBAC authorization (403) from the ClusterRoles,
+   * Roles and bindings in the cluster, which starts with the bootstrap policy.
+   */
+  rbac?: boolean;
+  /**
    * Serve the watch-list protocol (sendInitialEvents), as apiservers do since 1.32 (default
    * true). false answers like a server with the WatchList feature gate off: 422.
    */
@@ -69,6 +78,12 @@ export interface Simulator {
   readonly url: string;
   readonly name: string;
   readonly cluster: SimCluster;
+  /** Whether authentication and RBAC are enforced. */
+  readonly rbac: boolean;
+  /** The administrator's bearer token (the kubeconfig's user, bound to cluster-admin). */
+  readonly adminToken: string;
+  /** A token for a ServiceAccount that exists, as `kubectl create token` gets it (default one hour). */
+  createToken(namespace: string, serviceAccount: string, expirationSeconds?: number): string;
   kubeconfig(): string;
   writeKubeconfig(path: string): Promise<void>;
   /** Destroy every open socket: watches end, keep-alive connections drop. */
@@ -94,7 +109,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   generateCluster(cluster, { nodes: options.nodes ?? 50, ...(options.podsPerNode !== undefined ? { podsPerNode: options.podsPerNode } : {}) });
   const host = options.host ?? "127.0.0.1";
-  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}), ...(options.watchList === false ? { watchList: false } : {}) });
+  const rbac = options.rbac ?? false;
+  if (rbac) {
+    for (const role of BOOTSTRAP_CLUSTER_ROLES) cluster.create(R.clusterroles, structuredClone(role));
+    for (const binding of BOOTSTRAP_CLUSTER_ROLE_BINDINGS) cluster.create(R.clusterrolebindings, structuredClone(binding));
+  }
+  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", rbac, ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}), ...(options.watchList === false ? { watchList: false } : {}) });
+  const adminToken = router.access.authenticator.adminToken;
   const tls = options.tls ? selfSignedCertificate(host) : undefined;
   const server: Server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, router.handle) : createServer(router.handle);
   server.keepAliveTimeout = 65_000;
@@ -123,8 +144,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     url,
     name,
     cluster,
-    kubeconfig: () => kubeconfigYaml(name, url, caData),
-    writeKubeconfig: (path) => writeFile(path, kubeconfigYaml(name, url, caData), { mode: 0o600 }),
+    rbac,
+    adminToken,
+    createToken(namespace, serviceAccount, expirationSeconds = 3600) {
+      const sa = cluster.store.get(R.serviceaccounts, `${namespace}/${serviceAccount}`);
+      if (!sa) throw new Error(`serviceaccounts "${serviceAccount}" not found in namespace "${namespace}"`);
+      return router.access.authenticator.mint(namespace, serviceAccount, sa.obj.metadata.uid!, ["https://kubernetes.default.svc.cluster.local"], expirationSeconds).token;
+    },
+    kubeconfig: () => kubeconfigYaml(name, url, caData, adminToken),
+    writeKubeconfig: (path) => writeFile(path, kubeconfigYaml(name, url, caData, adminToken), { mode: 0o600 }),
     dropConnections,
     stats: () => Object.fromEntries(router.counts),
     requestLog: () => router.log,

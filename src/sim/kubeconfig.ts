@@ -1,11 +1,12 @@
 /**
  * The kubeconfig that points kubectl and client-node at a simulator. Written
  * as YAML (kubectl and client-node both read it); context, cluster and user
- * all carry the simulator's name.
+ * all carry the simulator's name; the user is the administrator (its token is
+ * bound to cluster-admin, which matters under `--rbac`).
  */
 
 /** Kubeconfig text for a server URL. */
-export function kubeconfigYaml(name: string, url: string, caData?: string): string {
+export function kubeconfigYaml(name: string, url: string, caData: string | undefined, token: string): string {
   const q = JSON.stringify(name);
   return [
     "apiVersion: v1",
@@ -26,7 +27,7 @@ export function kubeconfigYaml(name: string, url: string, caData?: string): stri
     "users:",
     `- name: ${q}`,
     "  user:",
-    "    token: simulator",
+    `    token: ${JSON.stringify(token)}`,
     "",
   ].join("\n");
 }

@@ -167,6 +167,9 @@ export function buildNode(plan: NodePlan, rng: Rng, clock: SimClock): KObject {
     allocatable["nvidia.com/gpu"] = String(type.gpu);
   }
   const instanceId = `i-0${rng.hex(16)}`;
+  // Every third worker has an EBS volume attached and mounted (derived from the index, not
+  // drawn from rng, so seeded clusters keep their names and shapes).
+  const volume = !pool.controlPlane && index % 3 === 0 ? `kubernetes.io/csi/ebs.csi.aws.com^vol-0${(0x5eed0000 + index).toString(16).padStart(16, "0")}` : undefined;
   return {
     apiVersion: "v1",
     kind: "Node",
@@ -198,6 +201,7 @@ export function buildNode(plan: NodePlan, rng: Rng, clock: SimClock): KObject {
         { type: "Hostname", address: name },
       ],
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      ...(volume ? { volumesAttached: [{ name: volume, devicePath: "" }], volumesInUse: [volume] } : {}),
       nodeInfo: {
         machineID: rng.hex(32),
         systemUUID: `ec2${rng.hex(5)}-${rng.hex(4)}-${rng.hex(4)}-${rng.hex(4)}-${rng.hex(12)}`,

@@ -60,6 +60,25 @@ function ipBytes(ip: string): Buffer {
   return buf;
 }
 
+/** Bit numbers of the KeyUsage BIT STRING (RFC 5280, 4.2.1.3): bit 0 is the first byte's high bit. */
+export const KEY_USAGE = { digitalSignature: 0, keyEncipherment: 2, keyCertSign: 5 } as const;
+
+/**
+ * The DER BIT STRING of a KeyUsage: the bits, then the leading count of unused
+ * bits, which DER requires to be exactly the trailing zero bits of the last
+ * byte. digitalSignature, keyEncipherment and keyCertSign are 0xa4 with 2
+ * unused bits; Go's x509 refuses any other count ("invalid key usage"),
+ * OpenSSL (and so Node) did not mind the 5 this once said.
+ */
+export function keyUsage(...bits: number[]): Buffer {
+  const bytes = Buffer.alloc(Math.floor(Math.max(...bits) / 8) + 1);
+  for (const b of bits) bytes[b >> 3]! |= 0x80 >> (b & 7);
+  const last = bytes[bytes.length - 1]!;
+  let unused = 0;
+  while (unused < 7 && !(last & (1 << unused))) unused++;
+  return tlv(0x03, Buffer.from([unused]), bytes);
+}
+
 /** PEM key and certificate for `host` (plus localhost and 127.0.0.1), valid for a year. */
 export function selfSignedCertificate(host: string): { key: string; cert: string } {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -74,7 +93,7 @@ export function selfSignedCertificate(host: string): { key: string; cert: string
     seq(
       seq(oid("2.5.29.17"), tlv(0x04, seq(...sans))),
       seq(oid("2.5.29.19"), tlv(0x01, Buffer.from([0xff])), tlv(0x04, seq(tlv(0x01, Buffer.from([0xff]))))),
-      seq(oid("2.5.29.15"), tlv(0x01, Buffer.from([0xff])), tlv(0x04, tlv(0x03, Buffer.from([0x05, 0xa4])))),
+      seq(oid("2.5.29.15"), tlv(0x01, Buffer.from([0xff])), tlv(0x04, keyUsage(KEY_USAGE.digitalSignature, KEY_USAGE.keyEncipherment, KEY_USAGE.keyCertSign))),
     ),
   );
   const serial = randomBytes(16);

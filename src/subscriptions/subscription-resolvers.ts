@@ -4,6 +4,7 @@ import type { Resolvers } from "../graphql/schema.js";
 import { assertConfiguredCluster } from "../cluster/unknown-cluster.js";
 import type { MaintenanceEventView } from "../history/history-queries.js";
 import { compileNodeFilter } from "../inventory/node-filter.js";
+import { nodeFilterFacts, type CachesByName } from "../inventory/heartbeats.js";
 import { BoundedQueue } from "./bounded-queue.js";
 import type { NodeStatusEvent, SubscriptionHub } from "./subscription-hub.js";
 
@@ -33,7 +34,7 @@ function stream<T>(context: RequestContext, capacity: number, listen: (push: (ev
  * Subscription.nodeStatusChanged and Subscription.maintenanceEvents. A cluster not among
  * `clusters` is NOT_FOUND at subscribe time, never a stream that waits forever.
  */
-export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIBER_QUEUE, clusters?: { names(): string[] }): Resolvers {
+export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIBER_QUEUE, clusters?: { names(): string[] } & Partial<CachesByName>): Resolvers {
   const known = (cluster: string | null | undefined) => clusters && assertConfiguredCluster(clusters, cluster);
   return {
     Subscription: {
@@ -41,7 +42,7 @@ export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIB
         subscribe: (_root, args, context) => {
           // Validated at subscribe time, so a bad selector is an error, not a silent stream.
           known(args.cluster);
-          const matches = compileNodeFilter(args.filter);
+          const matches = compileNodeFilter(args.filter, clusters?.get ? nodeFilterFacts(clusters as CachesByName) : undefined);
           const hasFilter = args.filter != null && Object.values(args.filter).some((v) => v != null);
           return stream<NodeStatusEvent>(context, queueSize, (push) =>
             hub.onStatus((event) => {

@@ -32,8 +32,27 @@ describe("measuring an operation's depth and cost", () => {
     ["scalar lists cost nothing", '{ node(name: "a") { roles } }', undefined, { depth: 2, cost: 1 }],
   ];
   for (const [what, query, variables, expected] of cases) {
-    test(what, () => assert.deepEqual(measure(query, variables), expected));
+    test(what, () => {
+      const { depth, cost } = measure(query, variables);
+      assert.deepEqual({ depth, cost }, expected);
+    });
   }
+
+  test("selections count fields as if every fragment were written out; spreads count as written", () => {
+    const { selections, spreads } = measure("{ a: service { version } ...S ...S } fragment S on Query { service { version startedAt } }");
+    assert.deepEqual({ selections, spreads }, { selections: 2 + 3 + 3, spreads: 2 });
+  });
+
+  test("each fragment is measured once: 40 doubling fragments (2^39 selections) measure without walking them", () => {
+    const fragments = Array.from({ length: 40 }, (_, i) => `fragment F${i} on Query { ${i < 39 ? `...F${i + 1} ...F${i + 1}` : "service { version }"} }`);
+    const size = measure(`{ ...F0 } ${fragments.join(" ")}`);
+    assert.deepEqual(size, { depth: 2, cost: 2 ** 39, selections: 2 * 2 ** 39, spreads: 79 });
+  });
+
+  test("a fragment under different pages is measured for each", () => {
+    const { cost } = measure("{ a: nodes(first: 2) { ...E } b: nodes(first: 3) { ...E } } fragment E on NodeConnection { edges { cursor } }");
+    assert.equal(cost, 1 + 2 + 1 + 3);
+  });
 
   test("introspection counts for cost only: tools' standard query is 1 deep", () => {
     const { depth, cost } = measure(getIntrospectionQuery());

@@ -298,7 +298,7 @@ describe("stripNode keeps what the model has", () => {
         architecture: "amd64",
         machineID: "dropped",
       },
-      images: [{ names: ["dropped"], sizeBytes: 1 }],
+      images: [{ names: ["kept"], sizeBytes: 1 }],
     },
   };
 
@@ -331,7 +331,37 @@ describe("stripNode keeps what the model has", () => {
       },
       capacity: { cpu: "4", memory: "16374584Ki", pods: "110", "ephemeral-storage": "101430960Ki" },
       allocatable: { cpu: "3800m", memory: "15223608Ki", pods: "110" },
+      details: { providerID: undefined, podCIDRs: ["10.244.1.0/24"], volumesAttached: [], volumesInUse: [], images: [{ names: ["kept"], sizeBytes: 1 }] },
     });
+  });
+
+  test("details: images largest first (sizes unknown last), bounded; podCIDRs preferred over podCIDR; empty strings are none", () => {
+    const images = [
+      { names: ["small:1"], sizeBytes: 10 },
+      { names: ["nosize:1"] },
+      { names: ["big@sha256:aa", "big:1"], sizeBytes: 3_000_000 },
+      { names: "not-a-list", sizeBytes: 5 },
+      ...Array.from({ length: 300 }, (_, i) => ({ names: [`filler:${i}`], sizeBytes: 1 })),
+    ];
+    const details = stripNode("c1", {
+      metadata: { name: "n" },
+      spec: { providerID: "", podCIDR: "10.0.0.0/24", podCIDRs: ["10.0.0.0/24", "fd00::/64"] },
+      status: {
+        images,
+        volumesAttached: [{ name: "kubernetes.io/csi/ebs.csi.aws.com^vol-1", devicePath: "" }, { name: "kubernetes.io/csi/x^vol-2", devicePath: "/dev/xvdba" }, { devicePath: "/dev/nameless" }],
+        volumesInUse: ["kubernetes.io/csi/ebs.csi.aws.com^vol-1", 7],
+      },
+    }).details!;
+    assert.equal(details.providerID, undefined);
+    assert.deepEqual(details.podCIDRs, ["10.0.0.0/24", "fd00::/64"]);
+    assert.deepEqual(details.volumesAttached, [
+      { name: "kubernetes.io/csi/ebs.csi.aws.com^vol-1", devicePath: undefined },
+      { name: "kubernetes.io/csi/x^vol-2", devicePath: "/dev/xvdba" },
+    ]);
+    assert.deepEqual(details.volumesInUse, ["kubernetes.io/csi/ebs.csi.aws.com^vol-1"]);
+    assert.equal(details.images.length, 200, "at most 200 images are kept");
+    assert.deepEqual(details.images.slice(0, 3), [{ names: ["big@sha256:aa", "big:1"], sizeBytes: 3_000_000 }, { names: ["small:1"], sizeBytes: 10 }, { names: [], sizeBytes: 5 }]);
+    assert.equal(stripNode("c1", { spec: { podCIDR: "10.1.0.0/24" } }).details!.podCIDRs[0], "10.1.0.0/24");
   });
 
   test("deeply frozen", () => {

@@ -23,10 +23,15 @@ for (const backend of BACKENDS) {
         )
       ).app;
 
+    // Every test starts from one recording service that has recorded the cluster as first seen,
+    // so each can run alone (--test-name-pattern) and none relies on another having run.
     before(async () => {
       cluster = await startSimWithKubeconfig({ nodes: 3, seed: 21, clockSpeed: 0 });
       fresh = await backend.create();
       db = await fresh.open();
+      app = await start("replica-a");
+      const nodes = cluster.sim.cluster.nodeNames().length;
+      await eventually(async () => (await db.prisma.nodeState.count()) === nodes, "node states recorded", 10_000);
     });
     after(async () => {
       await app?.stop();
@@ -58,9 +63,7 @@ for (const backend of BACKENDS) {
     };
 
     test("on first start every node is recorded as created, with its conditions as first seen", async () => {
-      app = await start("replica-a");
       const nodes = cluster.sim.cluster.nodeNames();
-      await eventually(async () => (await db.prisma.nodeState.count()) === nodes.length, "node states recorded", 10_000);
       await settled();
       const created = await db.prisma.nodeChange.findMany({ where: { field: "CREATED" } });
       assert.deepEqual(created.map((c) => c.node).sort(), nodes);

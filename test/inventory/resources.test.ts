@@ -85,6 +85,7 @@ describe("resourcesView", () => {
         { key: "memory", value: "16374584Ki" },
         { key: "pods", value: "110" },
       ],
+      extended: [{ name: "hugepages-2Mi", value: 0, quantity: "0" }],
     });
   });
 
@@ -115,7 +116,20 @@ describe("resourcesView", () => {
         { key: "memory", value: "512Mi" },
         { key: "nvidia.com/gpu", value: "2" },
       ],
+      extended: [
+        { name: "hugepages-1Gi", value: 2 * 1024 ** 3, quantity: "2Gi" },
+        { name: "nvidia.com/gpu", value: 2, quantity: "2" },
+      ],
     });
+  });
+
+  test("extended resources as a node writes them: values in base units, quantities verbatim", () => {
+    const view = resourcesView({ cpu: "8", "nvidia.com/gpu": "4", "hugepages-2Mi": "1Gi", "example.com/fpga": "2k", pods: "110", "ephemeral-storage": "1Ti", memory: "1Gi" });
+    assert.deepEqual(view.extended, [
+      { name: "example.com/fpga", value: 2000, quantity: "2k" },
+      { name: "hugepages-2Mi", value: 1024 ** 3, quantity: "1Gi" },
+      { name: "nvidia.com/gpu", value: 4, quantity: "4" },
+    ]);
   });
 
   const canonical: [string, Record<string, number>, string][] = [
@@ -130,7 +144,7 @@ describe("resourcesView", () => {
   }
 
   test("nothing at all: cpu and memory 0, pods and ephemeral storage null", () => {
-    assert.deepEqual(resourcesView({}), { cpuMillicores: 0, memoryBytes: 0, pods: null, ephemeralStorageBytes: null, quantities: [] });
+    assert.deepEqual(resourcesView({}), { cpuMillicores: 0, memoryBytes: 0, pods: null, ephemeralStorageBytes: null, quantities: [], extended: [] });
   });
 });
 

@@ -12,26 +12,30 @@ describe("cordonNode and uncordonNode", () => {
   let sim: SimWithKubeconfig;
   let app: App;
   let url: string;
-  let node: string;
+  /** Each test has a worker of its own, so no test depends on what another left behind. */
+  let workers: string[];
 
   before(async () => {
     sim = await startSimWithKubeconfig({ nodes: 3, seed: 5, clockSpeed: 0 });
     ({ app, url } = await startTestApp({ clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] } }, { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 } }));
-    node = sim.sim.cluster.nodeNames().find((n) => !n.startsWith("control-plane"))!;
+    workers = sim.sim.cluster.nodeNames().filter((n) => !n.startsWith("control-plane"));
+    assert.ok(workers.length >= 2, `two workers to use, got ${workers}`);
   });
   after(async () => {
     await app.stop();
     await sim.stop();
   });
 
-  const events = async (count: number) =>
+  /** The node's maintenance events, newest first, once there are at least `count`. */
+  const events = async (node: string, count: number) =>
     eventually(async () => {
       const list = (await graphql(url, EVENTS, { n: node })).body.data.maintenanceEvents.edges.map((e: any) => e.node);
       return list.length >= count ? list : undefined;
-    }, `${count} maintenance event(s)`);
+    }, `${count} maintenance event(s) of ${node}`);
   const patches = () => sim.sim.requestLog().filter((r) => r.method === "PATCH" && r.resource === "nodes").length;
 
   test("cordon patches the node once, says who and why on it for kubectl users, and is recorded with the actor", async () => {
+    const node = workers[0];
     const r = await graphql(url, CORDON, { n: node, r: "disk replacement" });
     assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
     assert.deepEqual(r.body.data.cordonNode, { name: node, unschedulable: true, status: "Ready,SchedulingDisabled" });
@@ -39,7 +43,7 @@ describe("cordonNode and uncordonNode", () => {
     assert.equal(row[1], "Ready,SchedulingDisabled");
     const note = JSON.parse(await sim.kubectl("get", "node", node, "-o", "jsonpath={.metadata.annotations.node-inventory\\.io/maintenance}"));
     assert.deepEqual(note, { actor: "local-admin", reason: "disk replacement", unschedulable: true });
-    const [cordoned] = await events(1);
+    const [cordoned] = await events(node, 1);
     assert.deepEqual(cordoned, { kind: "CORDONED", actor: "local-admin", reason: "disk replacement" });
 
     // Idempotent: a second cordon changes nothing and records nothing.
@@ -47,19 +51,28 @@ describe("cordonNode and uncordonNode", () => {
     const again = await graphql(url, CORDON, { n: node, r: "again" });
     assert.deepEqual(again.body.data.cordonNode, { name: node, unschedulable: true, status: "Ready,SchedulingDisabled" });
     assert.equal(patches(), before, "no second patch");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.equal((await events(1)).length, 1, "no second event");
+    // No second event: the recorder records a node's changes in order, so once the uncordon
+    // that follows is recorded, a second CORDONED would have been recorded before it.
+    await graphql(url, UNCORDON, { n: node, r: "marker" });
+    await eventually(async () => ((await events(node, 2))[0].kind === "UNCORDONED" ? true : undefined), "the uncordon recorded");
+    assert.deepEqual(await events(node, 2), [
+      { kind: "UNCORDONED", actor: "local-admin", reason: "marker" },
+      { kind: "CORDONED", actor: "local-admin", reason: "disk replacement" },
+    ]);
   });
 
   test("uncordon removes spec.unschedulable as kubectl does, and is recorded; an uncordon made with kubectl is the external actor's", async () => {
+    const node = workers[1];
+    await graphql(url, CORDON, { n: node, r: "disk replacement" });
+    await events(node, 1);
     const r = await graphql(url, UNCORDON, { n: node, r: "disk replaced" });
     assert.deepEqual(r.body.data.uncordonNode, { name: node, unschedulable: false, status: "Ready" });
     assert.equal((sim.sim.cluster.get("nodes", node) as any).spec.unschedulable, undefined);
-    const [uncordoned] = await events(2);
+    const [uncordoned] = await events(node, 2);
     assert.deepEqual(uncordoned, { kind: "UNCORDONED", actor: "local-admin", reason: "disk replaced" });
 
     await sim.kubectl("cordon", node);
-    const [external] = await events(3);
+    const [external] = await events(node, 3);
     // Our note on the node describes the uncordon, not this cordon: not ours.
     assert.deepEqual(external, { kind: "CORDONED", actor: "external", reason: null });
     await graphql(url, UNCORDON, { n: node });

@@ -42,6 +42,10 @@ async function lifetime(db: Database, cluster: string, node: string, field: "CRE
   await db.prisma.nodeChange.create({ data: { cluster, node, field, ...data, at: at(minute), key: `${field}:${uid}` } });
 }
 
+async function reboot(db: Database, cluster: string, node: string, minute: number) {
+  await db.prisma.nodeChange.create({ data: { cluster, node, field: "REBOOTED", before: `boot-${minute}-old`, after: `boot-${minute}`, at: at(minute), key: `rv-${minute}`, actor: "external" } });
+}
+
 let dedupe = 0;
 async function event(db: Database, cluster: string, node: string, kind: string, minute: number, operationId: string | null = null) {
   await db.prisma.maintenanceEvent.create({ data: { cluster, node, kind, actor: "alice", at: at(minute), operationId, dedupeKey: `k${++dedupe}` } });
@@ -60,6 +64,8 @@ async function event(db: Database, cluster: string, node: string, kind: string, 
  * prod/g (zone b): no Ready rows before `to` (pruned), recorded NotReady now, but a transition
  *   after `to` says it was Ready until 650; uncordoned at 50 with nothing earlier.
  * dev/a: Ready throughout, in another cluster.
+ * Reboots: prod/a at -10 (before the period), 300 and 590, 600 (at `to`, the next period's);
+ *   prod/c at 101; prod/d at -200 (deleted before the period).
  */
 export async function seedHistory(db: Database): Promise<void> {
   await nodeState(db, "prod", "a", "a1", { zone: "a", ready: "True" });
@@ -71,6 +77,7 @@ export async function seedHistory(db: Database): Promise<void> {
   await event(db, "prod", "a", "POD_EVICTED", 111, OP(1));
   await event(db, "prod", "a", "DRAIN_SUCCEEDED", 130, OP(1));
   await event(db, "prod", "a", "UNCORDONED", 200);
+  for (const minute of [-10, 300, 590, 600]) await reboot(db, "prod", "a", minute);
 
   await nodeState(db, "prod", "b", "b1", { zone: "a", ready: "Unknown", deletedAt: 450 });
   await lifetime(db, "prod", "b", "CREATED", "b1", -500);
@@ -84,10 +91,12 @@ export async function seedHistory(db: Database): Promise<void> {
   await nodeState(db, "prod", "c", "c1", { zone: "b", ready: "True", unschedulable: true });
   await lifetime(db, "prod", "c", "CREATED", "c1", 100);
   await ready(db, "prod", "c", [[100, null, "False"], [103, "False", "True"]]);
+  await reboot(db, "prod", "c", 101);
 
   await nodeState(db, "prod", "d", "d1", { zone: "a", deletedAt: -100 });
   await lifetime(db, "prod", "d", "CREATED", "d1", -900);
   await ready(db, "prod", "d", [[-900, null, "True"]]);
+  await reboot(db, "prod", "d", -200);
   await lifetime(db, "prod", "d", "DELETED", "d1", -100);
 
   await nodeState(db, "prod", "e", "e1", { zone: "b" });

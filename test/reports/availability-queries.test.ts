@@ -11,12 +11,12 @@ import { FROM, min, nodeState, seedHistory, TO } from "./availability-fixtures.j
 // The history of availability-fixtures.ts; every expected figure is worked out in its comments.
 
 type Figures = Omit<NodeAvailability, "cluster" | "node" | "key" | "availability">;
-const none = { notReadySeconds: 0, unknownSeconds: 0, outages: 0, longestOutageSeconds: 0, mttrSeconds: null, flaps: 0, maintenanceSeconds: 0, deleted: false };
+const none = { notReadySeconds: 0, unknownSeconds: 0, outages: 0, longestOutageSeconds: 0, mttrSeconds: null, flaps: 0, maintenanceSeconds: 0, reboots: 0, deleted: false };
 
 const EXPECTED: Record<string, Figures> = {
-  a: { observedSeconds: min(600), readySeconds: min(568), notReadySeconds: min(12), unknownSeconds: min(20), outages: 3, longestOutageSeconds: min(20), mttrSeconds: min(61), flaps: 1, maintenanceSeconds: min(100), deleted: false },
+  a: { observedSeconds: min(600), readySeconds: min(568), notReadySeconds: min(12), unknownSeconds: min(20), outages: 3, longestOutageSeconds: min(20), mttrSeconds: min(61), flaps: 1, maintenanceSeconds: min(100), reboots: 2, deleted: false },
   b: { ...none, observedSeconds: min(450), readySeconds: min(400), unknownSeconds: min(50), outages: 1, longestOutageSeconds: min(50), maintenanceSeconds: min(60), deleted: true },
-  c: { ...none, observedSeconds: min(500), readySeconds: min(497), notReadySeconds: min(3), outages: 1, longestOutageSeconds: min(3), mttrSeconds: min(3), flaps: 1, maintenanceSeconds: min(500) },
+  c: { ...none, observedSeconds: min(500), readySeconds: min(497), notReadySeconds: min(3), outages: 1, longestOutageSeconds: min(3), mttrSeconds: min(3), flaps: 1, maintenanceSeconds: min(500), reboots: 1 },
   f: { ...none, observedSeconds: min(540), readySeconds: min(540) },
   g: { ...none, observedSeconds: min(600), readySeconds: min(600), maintenanceSeconds: min(50) },
 };
@@ -69,6 +69,7 @@ for (const backend of BACKENDS) {
         mttrSeconds: min(61),
         flaps: 1,
         maintenanceSeconds: min(160),
+        reboots: 2,
       });
       assert.deepEqual(zoneB, {
         key: [{ dimension: "ZONE", value: "b" }],
@@ -83,8 +84,10 @@ for (const backend of BACKENDS) {
         mttrSeconds: min(3),
         flaps: 1,
         maintenanceSeconds: min(550),
+        reboots: 1,
       });
       assert.equal(report.total.nodeCount, 5);
+      assert.equal(report.total.reboots, 3);
       assert.equal(report.total.mttrSeconds, min((120 + 2 + 3) / 3));
     });
 

@@ -14,13 +14,13 @@ const NOW = t(10_000);
 let seq = 0;
 const ready = (minute: number, from: string | null, to: string): TimelineEvent => ({ kind: "READY", at: t(minute).getTime(), from, to, seq: ++seq });
 
-function history(name: string, zone: string | null, events: TimelineEvent[], cluster = "prod"): NodeHistory {
+function history(name: string, zone: string | null, events: TimelineEvent[], cluster = "prod", reboots = 0): NodeHistory {
   const labels: Record<string, string> = zone ? { "topology.kubernetes.io/zone": zone, team: "web" } : { team: "web" };
-  return { node: { cluster, name, uid: `${name}-uid`, labels, ready: "True", unschedulable: false }, events };
+  return { node: { cluster, name, uid: `${name}-uid`, labels, ready: "True", unschedulable: false }, events, reboots };
 }
 
 // n1 (zone a): outages of 2 and 20 minutes. n2 (zone a): one of 8 minutes, cordoned 10.
-// n3 (zone b): Ready throughout. n4 (no zone): observed from minute 50. n5: only after the period.
+// n3 (zone b): Ready throughout, rebooted twice (reboot counts come from the query layer). n4 (no zone): observed from minute 50. n5: only after the period.
 const HISTORIES: NodeHistory[] = [
   history("n1", "a", [ready(-50, null, "True"), ready(10, "True", "False"), ready(12, "False", "True"), ready(40, "True", "Unknown"), ready(60, "Unknown", "True")]),
   history("n2", "a", [
@@ -30,7 +30,9 @@ const HISTORIES: NodeHistory[] = [
     { kind: "CORDONED", at: t(80).getTime(), seq: ++seq },
     { kind: "UNCORDONED", at: t(90).getTime(), seq: ++seq },
   ]),
-  history("n3", "b", [ready(-50, null, "True")]),
+  history("n3", "b", [ready(-50, null, "True")], "prod", 2),
+  // Not observed in the period: its reboots count nowhere.
+  history("n6", "a", [ready(150, null, "True")], "prod", 5),
   history("n4", null, [ready(50, null, "True")]),
   history("n5", "b", [ready(150, null, "True")]),
 ];
@@ -62,6 +64,7 @@ describe("the availability report", () => {
       mttrSeconds: minutes(11),
       flaps: 1,
       maintenanceSeconds: 0,
+      reboots: 0,
       deleted: false,
     });
     assert.equal(report.nodes[3]!.observedSeconds, minutes(50));
@@ -93,7 +96,9 @@ describe("the availability report", () => {
       mttrSeconds: minutes(10),
       flaps: 1,
       maintenanceSeconds: minutes(10),
+      reboots: 0,
     });
+    assert.deepEqual(report.groups[1]!.reboots, 2);
     assert.deepEqual(report.total, {
       key: [],
       nodeCount: 4,
@@ -107,6 +112,7 @@ describe("the availability report", () => {
       mttrSeconds: minutes(10),
       flaps: 1,
       maintenanceSeconds: minutes(10),
+      reboots: 2,
     });
   });
 
@@ -148,6 +154,7 @@ describe("the availability report", () => {
       mttrSeconds: null,
       flaps: 0,
       maintenanceSeconds: 0,
+      reboots: 0,
     });
   });
 

@@ -72,7 +72,7 @@ describe("the container image's contents, run as in the image", () => {
     );
   }
 
-  test("holds production dependencies only, and the built explorer", () => {
+  test("holds production dependencies only, and the built explorer and web UI", () => {
     const modules = (name: string) => {
       try {
         readFileSync(join(app, "node_modules", name, "package.json"));
@@ -84,7 +84,9 @@ describe("the container image's contents, run as in the image", () => {
     assert.equal(modules("vite"), false, "vite is a dev dependency");
     assert.equal(modules("graphiql"), false, "graphiql is bundled at build time, not loaded at run time");
     assert.equal(modules("@apollo/server"), true);
-    assert.match(readFileSync(join(app, "dist", "web", "explorer", "index.html"), "utf8"), /\/ui\/assets\/explorer-[\w-]+\.js/);
+    assert.equal(modules("preact"), false, "preact is bundled at build time, not loaded at run time");
+    assert.match(readFileSync(join(app, "dist", "web", "explorer", "index.html"), "utf8"), /\/assets\/explorer-[\w-]+\.js/);
+    assert.match(readFileSync(join(app, "dist", "web", "ui", "index.html"), "utf8"), /\/assets\/ui-[\w-]+\.js/);
   });
 
   test("without a kubeconfig or in-cluster credentials it exits 2 saying how to point it at a cluster, never serving the simulator", async () => {
@@ -110,7 +112,7 @@ describe("the container image's contents, run as in the image", () => {
       const page = await fetch(`${url}/graphql`, { headers: { accept: "text/html" } });
       assert.equal(page.status, 200);
       const html = await page.text();
-      const script = /src="(\/ui\/assets\/explorer-[\w-]+\.js)"/.exec(html)![1]!;
+      const script = /src="(\/assets\/explorer-[\w-]+\.js)"/.exec(html)![1]!;
       const asset = await fetch(`${url}${script}`);
       assert.equal(asset.status, 200);
       assert.equal(asset.headers.get("content-type"), "text/javascript; charset=utf-8");

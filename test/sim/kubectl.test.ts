@@ -1,82 +1,56 @@
 /**
  * The real kubectl against the standalone simulator (spawned as a child
- * process, as a user would run it). kubectl must be on PATH: these tests fail,
- * never skip, without it.
+ * process, as a user would run it), in both of its modes: the open demo over
+ * plain HTTP, and `--rbac --tls` (bearer token, RBAC, HTTPS), where every
+ * check must pass just the same as the kubeconfig's administrator. kubectl
+ * must be on PATH: these tests fail, never skip, without it.
  */
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { kubeconfigClient, runKubectl, spawnSimulator, type Run, type SimProcess } from "./support.js";
 
-/** The kubectl to run: KUBECTL if set (e.g. Debian's 1.20 build), else the one on PATH. */
-const KUBECTL = process.env["KUBECTL"] ?? "kubectl";
 const SIM_MAIN = fileURLToPath(new URL("../../src/sim/sim-main.js", import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** Outputs worth quoting in the closing note are kept here when SIM_KUBECTL_TRANSCRIPT is set. */
 const transcript: string[] = [];
 
-describe("kubectl against the standalone simulator", () => {
-  let child: ChildProcess;
-  let dir: string;
+const MODES = [
+  { title: "kubectl against the standalone simulator", flags: [] as string[], scheme: "http" },
+  { title: "kubectl against the standalone simulator with --rbac --tls", flags: ["--rbac", "--tls"], scheme: "https" },
+];
+
+for (const mode of MODES) describe(mode.title, () => {
+  let sim: SimProcess;
   let kubeconfig: string;
-  let url: string;
+  let client: ReturnType<typeof kubeconfigClient>;
   /** kubectl's minor version, read by the first test. */
   let minor = 0;
 
-  const kubectl = (...args: string[]): Promise<Run> =>
-    new Promise((resolve, reject) => {
-      execFile(KUBECTL, ["--kubeconfig", kubeconfig, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
-        if (err && (err as NodeJS.ErrnoException).code === "ENOENT") return reject(new Error("kubectl is not on PATH: install it (Debian: kubernetes-client)"));
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        transcript.push(`$ kubectl ${args.join(" ")}\n${stdout}${stderr}`);
-        resolve({ code, stdout, stderr });
-      });
-    });
-
-  const api = async (path: string): Promise<any> => {
-    const res = await fetch(`${url}${path}`);
-    assert.equal(res.status, 200, `GET ${path}`);
-    return res.json();
+  const kubectl = async (...args: string[]): Promise<Run> => {
+    const r = await runKubectl(kubeconfig, args);
+    transcript.push(`$ kubectl ${args.join(" ")}\n${r.stdout}${r.stderr}`);
+    return r;
   };
+
+  const api = (path: string): Promise<any> => client.json(path);
 
   /** Split kubectl's aligned columns. */
   const rows = (out: string): string[][] => out.trim().split("\n").map((l) => l.trim().split(/\s{2,}/));
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "sim-kubectl-"));
-    kubeconfig = join(dir, "kubeconfig");
     // Simulated time runs 30x: a 30 s grace period passes in one wall second.
-    child = spawn(process.execPath, [SIM_MAIN, "--port", "0", "--nodes", "24", "--seed", "11", "--name", "kubectl-sim", "--clock-speed", "30", "--kubeconfig-out", kubeconfig], { stdio: ["ignore", "pipe", "pipe"] });
-    url = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout!.on("data", (d) => {
-        out += d;
-        const line = out.split("\n")[0]!;
-        if (out.includes("\n")) resolve(line.trim());
-      });
-      child.once("exit", (code) => reject(new Error(`simulator exited with ${code}`)));
-    });
-    // The kubeconfig is written before the URL is printed.
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    sim = await spawnSimulator(["--nodes", "24", "--seed", "11", "--name", "kubectl-sim", "--clock-speed", "30", ...mode.flags]);
+    kubeconfig = sim.kubeconfig;
+    client = kubeconfigClient(sim.kubeconfigText);
+    assert.match(sim.url, new RegExp(`^${mode.scheme}://127\\.0\\.0\\.1:\\d+$`));
   });
 
   after(async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
-    }
+    await sim?.stop();
     if (process.env["SIM_KUBECTL_TRANSCRIPT"]) await writeFile(process.env["SIM_KUBECTL_TRANSCRIPT"], transcript.join("\n"));
-    await rm(dir, { recursive: true, force: true });
   });
 
   test("kubectl is installed", async () => {
@@ -244,7 +218,7 @@ describe("kubectl against the standalone simulator", () => {
         assert.equal(r.stdout.trim(), `node/${node} patched`);
       } else {
         // kubectl before 1.24 has no --subresource: send the same request it would.
-        const res = await fetch(`${url}/api/v1/nodes/${node}/status`, { method: "PATCH", headers: { "content-type": "application/merge-patch+json" }, body });
+        const res = await client.request("PATCH", `/api/v1/nodes/${node}/status`, { headers: { "content-type": "application/merge-patch+json" }, body: JSON.parse(body) });
         assert.equal(res.status, 200);
       }
     };
@@ -273,13 +247,17 @@ describe("kubectl against the standalone simulator", () => {
     await kubectl("uncordon", node);
   });
 
-  test("the sim command prints help and rejects unknown flags", async () => {
+});
+
+describe("the sim command", () => {
+  test("prints help and rejects unknown flags", async () => {
     const run = (args: string[]) =>
       new Promise<Run>((resolve) => execFile(process.execPath, [SIM_MAIN, ...args], (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr })));
     const help = await run(["--help"]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^Usage: node-inventory sim \[options\]/);
     assert.match(help.stdout, /--kubeconfig-out FILE/);
+    assert.match(help.stdout, /--rbac {16}enforce bearer-token authentication \(401\) and RBAC/);
     const bad = await run(["--bogus"]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /Unknown option '--bogus'/);

@@ -19,6 +19,13 @@ import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
 import { send, type RequestRecord, type Target } from "./request.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
+import { AccessControl } from "./access-control.js";
+import type { UserInfo } from "./authentication.js";
+import { requestAttributes } from "./request-info.js";
+import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
+import { OpenApi } from "./openapi.js";
+import { pathNotFound } from "./status.js";
+import { strictMessage, unknownFields, warnings } from "./field-validation.js";
 
 export type { RequestRecord } from "./request.js";
 
@@ -29,6 +36,8 @@ export interface ApiServerOptions extends Partial<ServerIdentity> {
   watchList?: boolean;
   /** Longest request log kept. */
   logSize?: number;
+  /** Authenticate every request by bearer token and authorise it by RBAC (`sim --rbac`). */
+  rbac?: boolean;
 }
 
 const DEFAULT_LOG_SIZE = 5000;
@@ -38,6 +47,11 @@ export class ApiServer {
   readonly log: RequestRecord[] = [];
   readonly counts = new Map<string, number>();
   private readonly watches: WatchServer;
+  private readonly openapi = new OpenApi();
+  /** The field validation the request being routed asked for (routing is synchronous, so one at a time). */
+  private fieldValidation?: { mode: "Strict" | "Warn"; schemas: Record<string, any>; byKind: Map<string, string> };
+  /** Authentication, impersonation and authorization (enforced with `rbac`). */
+  readonly access: AccessControl;
   /** host:port the server listens on, as discovery reports it. */
   serverAddress = "127.0.0.1:0";
 
@@ -46,6 +60,7 @@ export class ApiServer {
     private readonly options: ApiServerOptions = {},
   ) {
     this.watches = new WatchServer(cluster, options.bookmarkIntervalMs, options.watchList ?? true);
+    this.access = new AccessControl(cluster, options.rbac ?? false);
     this.identity = { listenHost: options.listenHost ?? "127.0.0.1", scheme: options.scheme ?? "http" };
   }
 
@@ -62,7 +77,7 @@ export class ApiServer {
 
   /** The node:http request listener. */
   handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const record: RequestRecord = { method: req.method ?? "GET", verb: "", resource: "", subresource: "", namespace: "", name: "", path: req.url ?? "/", code: 200, userAgent: String(req.headers["user-agent"] ?? ""), impersonatedUser: String(req.headers["impersonate-user"] ?? "") };
+    const record: RequestRecord = { method: req.method ?? "GET", verb: "", resource: "", subresource: "", namespace: "", name: "", path: req.url ?? "/", code: 200, userAgent: String(req.headers["user-agent"] ?? ""), impersonatedUser: String(req.headers["impersonate-user"] ?? ""), user: "" };
     res.on("finish", () => this.recordRequest(record, res.statusCode));
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -73,7 +88,24 @@ export class ApiServer {
         const refused = refusal({ method: req.method ?? "GET", headers: req.headers, bodyLength: body.length }, this.identity);
         if (refused) throw refused;
         this.cluster.tick();
-        this.route(req, res, body, record);
+        // Then who is asking and whether they may, from the URL alone (403 comes before 404).
+        const url = new URL(req.url ?? "/", "http://sim");
+        const user = this.access.identify(req.headers, url.pathname);
+        record.user = user.username;
+        this.access.authorize(user, requestAttributes(req.method ?? "GET", url));
+        const fieldValidation = url.searchParams.get("fieldValidation");
+        if (body.length && (fieldValidation === "Strict" || fieldValidation === "Warn")) {
+          // Field validation needs the schemas, built on first use.
+          return void this.openapi
+            .kinds()
+            .then((kinds) => {
+              this.fieldValidation = { mode: fieldValidation, ...kinds };
+              this.route(req, res, body, record, user);
+            })
+            .catch((err) => this.fail(res, err));
+        }
+        this.fieldValidation = undefined;
+        this.route(req, res, body, record, user);
       } catch (err) {
         this.fail(res, err);
       }
@@ -102,9 +134,12 @@ export class ApiServer {
     send(this.cluster, res, e.code, e.status);
   }
 
-  private route(req: IncomingMessage, res: ServerResponse, body: Buffer, record: RequestRecord): void {
+  private route(req: IncomingMessage, res: ServerResponse, body: Buffer, record: RequestRecord, user: UserInfo): void {
     const url = new URL(req.url ?? "/", "http://sim");
     const method = req.method ?? "GET";
+    if (url.pathname === "/openapi/v3" || url.pathname.startsWith("/openapi/v3/")) {
+      return void this.serveOpenApi(url, res).catch((err) => this.fail(res, err));
+    }
     const route = resolveRoute(url, method, this.serverAddress);
     if (route.kind === "document") return send(this.cluster, res, 200, route.body);
     if (route.kind === "health") {
@@ -117,11 +152,46 @@ export class ApiServer {
     record.namespace = t.namespace ?? "";
     record.name = t.name ?? "";
     record.verb = route.verb;
-    this.serveResource(t, route.verb, url.searchParams, req, res, body);
+    this.serveResource(t, route.verb, url.searchParams, req, res, body, user);
   }
 
-  private serveResource(t: Target, verb: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  /** Unknown fields of the body: 400 under Strict, a Warning header each under Warn (./field-validation.ts). */
+  private validateFields(t: Target, contentType: string, body: Buffer, res: ServerResponse): void {
+    const v = this.fieldValidation!;
+    const schema = v.byKind.get(`${t.def.group}/${t.version}/${t.def.kind}`);
+    // A JSON patch is a list of operations, not an object: nothing to check field by field.
+    if (!schema || contentType.startsWith("application/json-patch+json")) return;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(body.toString("utf8"));
+    } catch {
+      return; // the handler answers the decoding error
+    }
+    const fields = unknownFields(doc, schema, v.schemas);
+    if (fields.length === 0) return;
+    if (v.mode === "Strict") throw badRequest(strictMessage(t.def.kind, t.version, fields));
+    res.setHeader("Warning", warnings(fields));
+  }
+
+  /** OpenAPI v3: the index, or one group-version's document (./openapi.ts). */
+  private async serveOpenApi(url: URL, res: ServerResponse): Promise<void> {
+    if (url.pathname === "/openapi/v3" || url.pathname === "/openapi/v3/") return send(this.cluster, res, 200, await this.openapi.index());
+    const doc = await this.openapi.document(url.pathname.slice("/openapi/v3/".length));
+    if (doc === undefined) throw pathNotFound();
+    send(this.cluster, res, 200, doc);
+  }
+
+  private serveResource(t: Target, verb: string, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, body: Buffer, user: UserInfo): void {
     const c = this.cluster;
+    if (REVIEW_GROUPS.has(t.def.group)) {
+      if (verb !== "create") throw methodNotAllowed();
+      return serveReview(c, this.access, user, t, body, res);
+    }
+    if (t.subresource === "token") {
+      if (verb !== "create") throw methodNotAllowed();
+      return serveTokenRequest(c, this.access, t, body, res);
+    }
+    if (this.fieldValidation && ["create", "update", "patch"].includes(verb) && (!t.subresource || t.subresource === "status")) this.validateFields(t, String(req.headers["content-type"] ?? ""), body, res);
     if (t.def.virtual) {
       if (req.method !== "GET") throw methodNotAllowed();
       return serveMetrics(c, t, q, res);

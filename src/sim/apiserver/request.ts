@@ -24,6 +24,8 @@ export interface RequestRecord {
   userAgent: string;
   /** The Impersonate-User header, as the apiserver's audit log records the impersonated user. */
   impersonatedUser: string;
+  /** Who the request was authenticated as (impersonation applied; system:anonymous without credentials). */
+  user: string;
 }
 
 /** The resource (and object, subresource) a URL names. */

@@ -34,6 +34,24 @@ export const RESOURCES: ResourceDef[] = [
   { group: "coordination.k8s.io", versions: ["v1"], resource: "leases", kind: "Lease", singular: "lease", namespaced: true, verbs: RW },
   { group: "metrics.k8s.io", versions: ["v1beta1"], resource: "nodes", kind: "NodeMetrics", singular: "", namespaced: false, verbs: ["get", "list"], virtual: true },
   { group: "metrics.k8s.io", versions: ["v1beta1"], resource: "pods", kind: "PodMetrics", singular: "", namespaced: true, verbs: ["get", "list"], virtual: true },
+  // What an application's manifests hold (stored, not run), and the RBAC kinds `sim --rbac` authorises by.
+  { group: "", versions: ["v1"], resource: "serviceaccounts", kind: "ServiceAccount", singular: "serviceaccount", namespaced: true, shortNames: ["sa"], verbs: RW, subresources: ["token"] },
+  { group: "", versions: ["v1"], resource: "secrets", kind: "Secret", singular: "secret", namespaced: true, verbs: RW },
+  { group: "", versions: ["v1"], resource: "configmaps", kind: "ConfigMap", singular: "configmap", namespaced: true, shortNames: ["cm"], verbs: RW },
+  { group: "", versions: ["v1"], resource: "services", kind: "Service", singular: "service", namespaced: true, shortNames: ["svc"], categories: ["all"], verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], subresources: ["status"] },
+  { group: "", versions: ["v1"], resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", singular: "persistentvolumeclaim", namespaced: true, shortNames: ["pvc"], verbs: RW, subresources: ["status"] },
+  { group: "networking.k8s.io", versions: ["v1"], resource: "networkpolicies", kind: "NetworkPolicy", singular: "networkpolicy", namespaced: true, shortNames: ["netpol"], verbs: RW },
+  { group: "rbac.authorization.k8s.io", versions: ["v1"], resource: "clusterroles", kind: "ClusterRole", singular: "clusterrole", namespaced: false, verbs: RW },
+  { group: "rbac.authorization.k8s.io", versions: ["v1"], resource: "clusterrolebindings", kind: "ClusterRoleBinding", singular: "clusterrolebinding", namespaced: false, verbs: RW },
+  { group: "rbac.authorization.k8s.io", versions: ["v1"], resource: "roles", kind: "Role", singular: "role", namespaced: true, verbs: RW },
+  { group: "rbac.authorization.k8s.io", versions: ["v1"], resource: "rolebindings", kind: "RoleBinding", singular: "rolebinding", namespaced: true, verbs: RW },
+  // Reviews: computed answers to a create, never stored (./reviews.ts).
+  { group: "authentication.k8s.io", versions: ["v1"], resource: "selfsubjectreviews", kind: "SelfSubjectReview", singular: "selfsubjectreview", namespaced: false, verbs: ["create"], virtual: true },
+  { group: "authentication.k8s.io", versions: ["v1"], resource: "tokenreviews", kind: "TokenReview", singular: "tokenreview", namespaced: false, verbs: ["create"], virtual: true },
+  { group: "authorization.k8s.io", versions: ["v1"], resource: "localsubjectaccessreviews", kind: "LocalSubjectAccessReview", singular: "localsubjectaccessreview", namespaced: true, verbs: ["create"], virtual: true },
+  { group: "authorization.k8s.io", versions: ["v1"], resource: "selfsubjectaccessreviews", kind: "SelfSubjectAccessReview", singular: "selfsubjectaccessreview", namespaced: false, verbs: ["create"], virtual: true },
+  { group: "authorization.k8s.io", versions: ["v1"], resource: "selfsubjectrulesreviews", kind: "SelfSubjectRulesReview", singular: "selfsubjectrulesreview", namespaced: false, verbs: ["create"], virtual: true },
+  { group: "authorization.k8s.io", versions: ["v1"], resource: "subjectaccessreviews", kind: "SubjectAccessReview", singular: "subjectaccessreview", namespaced: false, verbs: ["create"], virtual: true },
 ];
 
 /** The group order the apiserver reports (core first, then by priority). */
@@ -63,6 +81,11 @@ export function apiVersions(serverAddress: string): object {
   };
 }
 
+/** Every served group: GROUP_ORDER first, then any other group of RESOURCES in table order. */
+function servedGroups(): string[] {
+  return [...new Set([...GROUP_ORDER, ...RESOURCES.map((d) => d.group).filter(Boolean)])];
+}
+
 function groupEntry(group: string): object {
   const versions = [...new Set(RESOURCES.filter((d) => d.group === group).flatMap((d) => d.versions))];
   const gv = versions.map((v) => ({ groupVersion: `${group}/${v}`, version: v }));
@@ -71,12 +94,12 @@ function groupEntry(group: string): object {
 
 /** `GET /apis`. */
 export function apiGroupList(): object {
-  return { kind: "APIGroupList", apiVersion: "v1", groups: GROUP_ORDER.map(groupEntry) };
+  return { kind: "APIGroupList", apiVersion: "v1", groups: servedGroups().map(groupEntry) };
 }
 
 /** `GET /apis/{group}`. */
 export function apiGroup(group: string): object | undefined {
-  if (!GROUP_ORDER.includes(group)) return undefined;
+  if (!servedGroups().includes(group)) return undefined;
   return { kind: "APIGroup", apiVersion: "v1", ...groupEntry(group) };
 }
 
@@ -97,7 +120,9 @@ export function apiResourceList(group: string, version: string): object | undefi
       ...(d.virtual ? {} : { storageVersionHash: Buffer.from(`${d.group}/${d.kind}`).toString("base64").slice(0, 11) }),
     });
     for (const sub of d.subresources ?? []) {
-      if (sub === "eviction") {
+      if (sub === "token") {
+        resources.push({ name: `${d.resource}/token`, singularName: "", namespaced: true, group: "authentication.k8s.io", version: "v1", kind: "TokenRequest", verbs: ["create"] });
+      } else if (sub === "eviction") {
         // kubectl drain looks for exactly this entry to decide it may evict.
         resources.push({ name: "pods/eviction", singularName: "", namespaced: true, group: "policy", version: "v1", kind: "Eviction", verbs: ["create"] });
       } else {

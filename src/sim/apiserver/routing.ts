@@ -8,7 +8,7 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, findResource } fr
 import { pathNotFound } from "./status.js";
 import type { Target } from "./request.js";
 
-const VERSION_INFO = {
+export const VERSION_INFO = {
   major: "1",
   minor: "31",
   gitVersion: "v1.31.4",

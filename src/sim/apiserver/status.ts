@@ -77,7 +77,7 @@ export function conflict(resource: string, group: string, name: string): ApiErro
 
 export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
   const summary = causes.map((c) => `${c.field}: ${c.message}`).join(", ");
-  // The apiserver names the kind qualified by its group (Lease.coordination.k8s.io), core kinds alone.
+  // The kind is qualified by its group ("Lease.coordination.k8s.io"), as NewInvalid's GroupKind prints.
   return failure(422, "Invalid", `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${summary}`, {
     name,
     ...(group ? { group } : {}),
@@ -140,4 +140,46 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return internalError(message);
+}
+
+// ---------------------------------------------------------------- authentication and authorization
+
+/** A request whose credentials are missing (where they are required) or not valid. */
+export function unauthorized(): ApiError {
+  return failure(401, "Unauthorized", "Unauthorized");
+}
+
+/** What an authorizer was asked, as the Forbidden message names it. */
+export interface ForbiddenAttributes {
+  isResourceRequest: boolean;
+  path: string;
+  verb: string;
+  apiGroup: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+}
+
+/**
+ * The apiserver's Forbidden for a request the authorizer refused, worded as
+ * its responsewriters.Forbidden words it: `nodes is forbidden: User "u" cannot
+ * list resource "nodes" in API group "" at the cluster scope`, with the
+ * authorizer's reason after a colon when it gave one.
+ */
+export function forbiddenFor(a: ForbiddenAttributes, username: string, reason: string): ApiError {
+  const user = JSON.stringify(username);
+  let msg: string;
+  if (!a.isResourceRequest) {
+    msg = `User ${user} cannot ${a.verb} path ${JSON.stringify(a.path)}`;
+  } else {
+    const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+    const where = a.namespace ? `in the namespace ${JSON.stringify(a.namespace)}` : "at the cluster scope";
+    msg = `User ${user} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${where}`;
+  }
+  if (reason) msg = `${msg}: ${reason}`;
+  if (!a.isResourceRequest || !a.resource) return failure(403, "Forbidden", `forbidden: ${msg}`, {});
+  const qualifiedResource = qualified(a.resource, a.apiGroup);
+  const message = a.name ? `${qualifiedResource} ${JSON.stringify(a.name)} is forbidden: ${msg}` : `${qualifiedResource} is forbidden: ${msg}`;
+  return failure(403, "Forbidden", message, { ...(a.name ? { name: a.name } : {}), ...(a.apiGroup ? { group: a.apiGroup } : {}), kind: a.resource });
 }

@@ -11,7 +11,7 @@ import { R } from "../storage-names.js";
 import { apiVersionOf } from "./resources.js";
 import { alreadyExists, badRequest, conflict, invalid, success } from "./status.js";
 import { applyPatch } from "./patch.js";
-import { prepareForCreate, validate } from "./strategies.js";
+import { prepareForCreate, prepareForUpdate, validate } from "./strategies.js";
 import { statusUpdate } from "./subresources.js";
 import { entryOf, parseBody, reply, send, storage, type Target } from "./request.js";
 
@@ -52,6 +52,7 @@ function commit(cluster: SimCluster, t: Target, current: Entry, next: KObject, q
   result.apiVersion = apiVersionOf(t.def.group, t.def.versions[0]!);
   result.kind = t.def.kind;
   delete result.metadata.resourceVersion;
+  if (t.subresource !== "status") prepareForUpdate(t.def, result, cur);
   validate(t.def, result);
   if (q.get("dryRun")) return { ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } };
   // A write that changes nothing keeps its resourceVersion, as in the apiserver.
@@ -75,7 +76,7 @@ export function serveCreate(cluster: SimCluster, t: Target, q: URLSearchParams, 
   delete m.resourceVersion;
   delete m.uid;
   delete m.creationTimestamp;
-  prepareForCreate(t.def, obj);
+  prepareForCreate(t.def, obj, cluster.store);
   validate(t.def, obj);
   if (q.get("dryRun")) return send(cluster, res, 201, obj);
   const e = cluster.create(storage(t), obj);

@@ -1,0 +1,149 @@
+/**
+ * The read side of the node changes the recorder writes: the `nodeChanges` connection and the
+ * batch behind `Node.changes`, ordered newest first by (at desc, id desc) like the rest of
+ * history (history-queries.ts), over the node_change indexes of that order.
+ */
+
+import type { Database } from "../db/database.js";
+import { Prisma } from "../db/generated/client.js";
+import { AppError, ErrorCode } from "../graphql/errors.js";
+import type { NodeChange, NodeChangeConnection, NodeChangeFilter, NodeChangeKind } from "../graphql/generated/resolvers-types.js";
+import { pageSize } from "../graphql/page-size.js";
+import type { Logger } from "../log/logger.js";
+import { afterPosition, atRange, checkInterval, decodeCursor, distinctPairs, NEWEST_FIRST, nodeHistorySize, page } from "./history-queries.js";
+import { taintText } from "./history-model.js";
+import type { Taint } from "../cluster/model.js";
+
+/** A NodeChange as the API serves it. */
+export type NodeChangeView = NodeChange & { readonly at: Date };
+
+/** One node's `changes(first)`: a key of the batched loader. */
+export interface NodeChangesKey {
+  cluster: string;
+  node: string;
+  first: number;
+}
+
+interface ChangeRow {
+  id: bigint;
+  cluster: string;
+  node: string;
+  field: string;
+  item: string;
+  before: unknown;
+  after: unknown;
+  at: Date;
+  actor: string | null;
+}
+
+const KINDS = new Set<string>(["CREATED", "DELETED", "KUBELET_VERSION", "CONTAINER_RUNTIME", "LABELS", "TAINTS", "SCHEDULABILITY", "REBOOTED"]);
+
+/** A stored before/after as the API's text: strings as they are, a uid or schedulability by its value. */
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && !Array.isArray(value)) {
+    const v = value as { uid?: unknown; unschedulable?: unknown };
+    if (typeof v.uid === "string") return v.uid;
+    if (typeof v.unschedulable === "boolean") return String(v.unschedulable);
+  }
+  // Rows written before one row per label or taint: every changed label, or the whole taint list.
+  if (Array.isArray(value) && value.every((t) => t && typeof t === "object" && "effect" in t)) {
+    return (value as Taint[]).map((t) => `${t.key}=${taintText(t)}`).join(",");
+  }
+  return JSON.stringify(value);
+}
+
+function changeView(row: ChangeRow): NodeChangeView {
+  const key = row.item === "" ? null : row.field === "TAINTS" ? row.item.slice(0, row.item.indexOf(":")) : row.item;
+  return {
+    id: String(row.id),
+    cluster: row.cluster,
+    node: row.node,
+    // A kind this version does not know (written by a newer one) cannot be served as another.
+    kind: (KINDS.has(row.field) ? row.field : "LABELS") as NodeChangeKind,
+    key,
+    from: text(row.before),
+    to: text(row.after),
+    at: row.at,
+    actor: row.actor,
+  };
+}
+
+const COLUMNS = { id: true, cluster: true, node: true, field: true, item: true, before: true, after: true, at: true, actor: true } as const;
+
+/** Reads node changes. Every database failure becomes AppError UNAVAILABLE, with no SQL or connection detail. */
+export class NodeChangeQueries {
+  constructor(
+    private readonly database: Database,
+    private readonly logger?: Logger,
+  ) {}
+
+  /**
+   * Query.nodeChanges: newest first, `first` (100 by default, at most 5000) after `after`.
+   * @throws AppError BAD_USER_INPUT for a bad `first`, `after` or interval; UNAVAILABLE when the database fails.
+   */
+  async nodeChanges(filter: NodeChangeFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<NodeChangeConnection> {
+    const f = filter ?? {};
+    const size = pageSize(first);
+    const position = after != null ? decodeCursor("changes", after) : null;
+    checkInterval(f.since, f.until);
+    const where: Prisma.NodeChangeWhereInput = {
+      AND: [
+        {
+          ...(f.cluster != null ? { cluster: f.cluster } : {}),
+          ...(f.node != null ? { node: f.node } : {}),
+          ...(f.kinds != null ? { field: { in: [...f.kinds] } } : {}),
+          ...atRange(f.since, f.until),
+        },
+        ...(position ? [afterPosition(position)] : []),
+      ],
+    };
+    const rows = await this.read(() => this.database.prisma.nodeChange.findMany({ where, orderBy: [...NEWEST_FIRST], take: size + 1, select: COLUMNS }));
+    return page("changes", rows, size, changeView);
+  }
+
+  /**
+   * The batch behind Node.changes: each node's newest `first` changes, in key order, one SQL
+   * statement per distinct `first` (a LATERAL … LIMIT walking the per-node index).
+   * @throws AppError BAD_USER_INPUT for a bad `first`; UNAVAILABLE when the database fails.
+   */
+  async changesForNodes(keys: readonly NodeChangesKey[]): Promise<NodeChangeView[][]> {
+    for (const key of keys) nodeHistorySize(key.first);
+    const byNode = new Map<string, NodeChangeView[]>();
+    const id = (first: number, r: { cluster: string; node: string }) => `${first}\u0000${r.cluster}\u0000${r.node}`;
+    for (const first of new Set(keys.map((k) => k.first))) {
+      if (first === 0) continue;
+      const pairs = distinctPairs(keys.filter((k) => k.first === first));
+      const rows = await this.read(() =>
+        this.database.prisma.$queryRaw<ChangeRow[]>`
+          SELECT c.id, c.cluster, c.node, c.field, c.item, c.before, c.after, c.at, c.actor
+          FROM unnest(${pairs.clusters}::text[], ${pairs.nodes}::text[]) AS k(cluster, node)
+          CROSS JOIN LATERAL (
+            SELECT n.id, n.cluster, n.node, n.field, n.item, n.before, n.after, n.at, n.actor
+            FROM node_change n
+            WHERE n.cluster = k.cluster AND n.node = k.node
+            ORDER BY n.at DESC, n.id DESC
+            LIMIT ${first}::int
+          ) c
+          ORDER BY c.at DESC, c.id DESC`,
+      );
+      for (const row of rows) {
+        const list = byNode.get(id(first, row)) ?? [];
+        if (list.length === 0) byNode.set(id(first, row), list);
+        list.push(changeView(row));
+      }
+    }
+    return keys.map((k) => byNode.get(id(k.first, k)) ?? []);
+  }
+
+  private async read<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      this.logger?.warn({ err: error }, "node change query failed");
+      throw new AppError(ErrorCode.UNAVAILABLE, "the history database cannot be reached");
+    }
+  }
+}
