@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { PACKAGE_ROOT } from "../src/package-info.js";
 
-const BENCHES = ["inventory", "subscriptions", "cache-memory", "many-clusters", "cold-start", "node-filter", "capacity-report", "availability-report", "history", "history-store", "drain", "sim-scale"];
+const BENCHES = ["inventory", "subscriptions", "cache-memory", "many-clusters", "cold-start", "node-filter", "capacity-report", "availability-report", "history", "history-store", "drain", "fragment-fan-out", "sim-scale"];
 /** The benches that write their figures as JSON (BenchReport in support.ts). */
 const WITH_JSON = new Set(["inventory", "subscriptions", "cache-memory", "many-clusters"]);
 
