@@ -72,6 +72,13 @@ try {
   console.log(`history recorded (${conditions} conditions)`);
 
   const page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
+  if (process.env.BENCH_DEBUG) {
+    page.on("console", (m) => console.log("page:", m.type(), m.text()));
+    page.on("websocket", (ws) => {
+      ws.on("close", () => console.log("page: websocket closed"));
+      ws.on("framereceived", (f) => String(f.payload).includes('"next"') || console.log("page: frame", String(f.payload).slice(0, 300)));
+    });
+  }
   // (1) Navigation to every tile painted, `loads` times, each beside the fleet query fetched by the page.
   const drawn: number[] = [];
   const fetched: number[] = [];
