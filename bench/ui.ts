@@ -105,10 +105,11 @@ try {
     new MutationObserver((records) => {
       const at = performance.timeOrigin + performance.now();
       for (const record of records) {
-        const tile = record.target as HTMLElement;
-        (window as any).niTileChanged(`${tile.dataset.node}=${tile.dataset.ready}`, at);
+        // A tile patched in place, or (a full drawing of the view) drawn anew.
+        const tiles = record.type === "attributes" ? [record.target as HTMLElement] : Array.from(record.addedNodes).flatMap((n) => (n instanceof HTMLElement ? Array.from(n.querySelectorAll<HTMLElement>("a.tile")) : []));
+        for (const tile of tiles) (window as any).niTileChanged(`${tile.dataset.node}=${tile.dataset.ready}`, at);
       }
-    }).observe(document.querySelector(".fleet-groups")!, { subtree: true, attributes: true, attributeFilter: ["data-ready"] });
+    }).observe(document.querySelector(".fleet-groups")!, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-ready"] });
   });
   const peerChanges = new Map<string, number>();
   let subscribed = false;
