@@ -72,6 +72,13 @@ try {
   console.log(`history recorded (${conditions} conditions)`);
 
   const page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
+  if (process.env.BENCH_DEBUG) {
+    page.on("console", (m) => console.log("page:", m.type(), m.text()));
+    page.on("websocket", (ws) => {
+      ws.on("close", () => console.log("page: websocket closed"));
+      ws.on("framereceived", (f) => String(f.payload).includes('"next"') || console.log("page: frame", String(f.payload).slice(0, 300)));
+    });
+  }
   // (1) Navigation to every tile painted, `loads` times, each beside the fleet query fetched by the page.
   const drawn: number[] = [];
   const fetched: number[] = [];
@@ -98,10 +105,11 @@ try {
     new MutationObserver((records) => {
       const at = performance.timeOrigin + performance.now();
       for (const record of records) {
-        const tile = record.target as HTMLElement;
-        (window as any).niTileChanged(`${tile.dataset.node}=${tile.dataset.ready}`, at);
+        // A tile patched in place, or (a full drawing of the view) drawn anew.
+        const tiles = record.type === "attributes" ? [record.target as HTMLElement] : Array.from(record.addedNodes).flatMap((n) => (n instanceof HTMLElement ? Array.from(n.querySelectorAll<HTMLElement>("a.tile")) : []));
+        for (const tile of tiles) (window as any).niTileChanged(`${tile.dataset.node}=${tile.dataset.ready}`, at);
       }
-    }).observe(document.querySelector(".fleet-groups")!, { subtree: true, attributes: true, attributeFilter: ["data-ready"] });
+    }).observe(document.querySelector(".fleet-groups")!, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-ready"] });
   });
   const peerChanges = new Map<string, number>();
   let subscribed = false;

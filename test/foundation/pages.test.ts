@@ -22,7 +22,7 @@ describe("pages for people", () => {
   before(async () => ({ app, url } = await startTestApp()));
   after(() => app.stop());
 
-  test("/ shows the address it was reached at, links the explorer and the schema, and says the cluster is simulated", async () => {
+  test("/ shows the address it was reached at, links the web UI, the explorer and the schema, and says the cluster is simulated", async () => {
     const port = new URL(url).port;
     // As a browser that reached it through another name for the same machine.
     const page = await getWithHost(url, "/", `localhost:${port}`);

@@ -3,6 +3,7 @@
 // authentication on, which clusters are simulated) into the page as JSON.
 import { createGraphiQLFetcher } from "@graphiql/toolkit";
 import { GraphiQL } from "graphiql";
+import { parse } from "graphql";
 import "graphiql/setup-workers/vite";
 import "graphiql/style.css";
 import { createElement as h, useMemo, useState } from "react";
@@ -24,13 +25,26 @@ const DEFAULT_QUERY = `# Every node in every cluster, from the live watch cache.
 function fetcherFor(token) {
   const origin = window.location.origin;
   const authorization = token ? `Bearer ${token}` : undefined;
-  return createGraphiQLFetcher({
+  const fetcher = createGraphiQLFetcher({
     url: `${origin}/graphql`,
     subscriptionUrl: `${origin.replace(/^http/, "ws")}/graphql`,
     headers: authorization ? { authorization } : {},
     // graphql-ws carries credentials in connection_init, not in headers.
     wsConnectionParams: authorization ? { authorization } : {},
   });
+  // The toolkit picks graphql-ws when GraphiQL's parsed document is a subscription, but that
+  // document is parsed from the editor after a pause: run at once after typing (or pasting) a
+  // subscription, the query sent was the new text and the document the old one, so the
+  // subscription went over HTTP (seen in the browser test). Decide from the text sent.
+  return (params, options) => {
+    let documentAST = options?.documentAST;
+    try {
+      documentAST = parse(params.query);
+    } catch {
+      // Not a valid document: the service will say why.
+    }
+    return fetcher(params, { ...options, documentAST });
+  };
 }
 
 function Banner({ token, setToken }) {

@@ -3,7 +3,7 @@
 // name (here, as one types), live from subscriptions.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { ApiError } from "../api";
-import { DIMENSION_NAMES, emptyCounts, nameMatcher, type Counts, type Dimension } from "./fleet-model";
+import { DIMENSION_NAMES, emptyCounts, nameMatcher, type Counts, type Dimension, type TileNode } from "./fleet-model";
 import { followFleet } from "./fleet-source";
 import { TileGrid } from "./tile-grid";
 import { ErrorNote } from "../error-note";
@@ -42,7 +42,7 @@ export function FleetView() {
   const [status, setStatus] = useState<{ loaded: boolean; shown: number; counts: Counts }>({ loaded: false, shown: 0, counts: emptyCounts() });
   const tilesRef = useRef<HTMLDivElement>(null);
   const grid = useRef<TileGrid | undefined>(undefined);
-  const nodes = useRef<ReadonlyMap<string, never> | undefined>(undefined);
+  const nodes = useRef<ReadonlyMap<string, TileNode> | undefined>(undefined);
   const dimensions = dimensionsOf(levels, labelKey);
   const dimensionsKey = dimensions.join(",");
   // What the subscription's callbacks read when the fleet reloads.
@@ -65,7 +65,7 @@ export function FleetView() {
     const current = () => ({ dimensions: dimensionsOf(levelsRef.current, labelKeyRef.current), visible: nameMatcher(nameRef.current) });
     return followFleet(selector, {
       loaded(fleet) {
-        nodes.current = fleet as ReadonlyMap<string, never>;
+        nodes.current = fleet;
         const { dimensions, visible } = current();
         grid.current!.show(fleet, dimensions, visible);
       },
