@@ -32,6 +32,9 @@ import { NodeChangeQueries } from "../history/node-change-queries.js";
 import { nodeChangeResolvers } from "../history/node-change-resolvers.js";
 import { HistoryRecorder } from "../history/history-recorder.js";
 import { HistoryRetention } from "../history/history-retention.js";
+import { NodeEventsRecorder } from "../history/node-events-recorder.js";
+import { nodeEventsResolvers } from "../history/node-events-resolvers.js";
+import { NodeEventsStore } from "../history/node-events-store.js";
 import { HistoryStore } from "../history/history-store.js";
 import { InventoryService } from "../inventory/inventory-service.js";
 import { PostgresPubSub } from "../pubsub/postgres-pubsub.js";
@@ -46,6 +49,8 @@ import { createLogger, type Logger } from "../log/logger.js";
 import { DrainStore } from "../maintenance/drain-store.js";
 import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
 import { drainListResolvers } from "../maintenance/drain-list-resolvers.js";
+import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
+import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -68,7 +73,7 @@ export interface AppOverrides {
   /** Watch and metrics timings (tests shorten them). */
   clusterTuning?: ClusterTuning;
   /** Lease timing and identity of the history recorder (tests shorten and name them). */
-  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number };
+  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number };
   /** Events a subscription may have undelivered before its connection is closed. */
   subscriberQueue?: number;
   /** WebSocket ping interval; a peer that misses a pong for as long is dropped (12 s). */
@@ -121,6 +126,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
+  let nodeEvents: NodeEventsRecorder | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<void> | undefined;
   // Set by a stop() during start(): start() checks it between its steps and winds back.
@@ -206,6 +212,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         store: new HistoryStore(database),
         logger: logger.child({ component: "history" }),
         ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
+        ...(tuning.stallAfterMs !== undefined ? { stallAfterMs: tuning.stallAfterMs } : {}),
         lease: {
           namespace: config.history.leaseNamespace,
           // One Lease per installation (its database): replicas sharing a database share it,
@@ -241,11 +248,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const leader = recorder;
       sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
       sampler.start();
+      // Node events follow the history lease too; they are written apart from node history (own queue, own table).
+      const nodeEventsStore = new NodeEventsStore(database, logger);
+      nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster) });
+      nodeEvents.start();
 
       const resolverSets = [
         serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
         inventoryResolvers(inventory),
         nodeFactsResolvers(clusters),
+        nodeEventsResolvers(clusters, nodeEventsStore, historyClusterCheck(database, clusters)),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
         availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
@@ -255,6 +267,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // Node facts (issue 15): node changes, labels and taints, drains listed.
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
+        nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
@@ -322,10 +335,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
                   : { ok: false, detail: "syncing" };
             }
             const history = recorder!.status;
+            const stalled = recorder!.stalled();
             checks["history"] = {
-              ok: true,
-              ...(history.pending || history.dropped || !history.databaseUp
-                ? { detail: `${history.pending} observations buffered, ${history.dropped} dropped${history.databaseUp ? "" : ", database not writable"}` }
+              // A recorder whose writes keep failing while the database answers is stuck, not waiting out an outage.
+              ok: !stalled,
+              ...(history.pending || history.dropped || history.refused || !history.databaseUp
+                ? {
+                    detail: `${history.pending} observations buffered, ${history.dropped} dropped, ${history.refused} refused${history.databaseUp ? "" : ", database not writable"}${stalled ? `, no progress since ${stalled.toISOString()}` : ""}`,
+                  }
                 : {}),
             };
             return { ready: Object.values(checks).every((check) => check.ok), checks };
@@ -386,7 +403,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
       ["trends", () => sampler?.stop()],
-      ["history", () => Promise.all([recorder?.stop(), retention?.stop()])],
+      ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
       ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],

@@ -22,6 +22,8 @@ export function serviceResolvers(database: Database, startedAt: Date, recorder: 
       recordedChanges: (status) => status.recorded.changes,
       recordedMaintenanceEvents: (status) => status.recorded.maintenance,
       leases: () => leases(),
+      refusedWrites: (status) => status.refused,
+      stalledSince: (status) => status.stalledSince ?? null,
     } satisfies CompleteResolvers<HistoryRecorderStatusResolvers, RecorderStatus, HistoryRecorderStatus>,
   };
 }

@@ -6,6 +6,7 @@ import { VERSION } from "../package-info.js";
 import { MIGRATE_HELP, migrateCommand } from "./migrate-command.js";
 import { REPORT_HELP, ReportError, reportCommand } from "./report-command.js";
 import { SERVE_HELP, serveCommand } from "./serve-command.js";
+import { FLEET_HELP } from "./fleet-help.js";
 import { runSimCommand } from "../sim/sim-command.js";
 
 interface Command {
@@ -19,6 +20,19 @@ const COMMANDS: Record<string, Command> = {
   serve: { summary: "run the GraphQL service (default)", help: SERVE_HELP, run: serveCommand },
   migrate: { summary: "apply database migrations and exit", help: MIGRATE_HELP, run: migrateCommand },
   report: { summary: "print a capacity or availability report (table, csv or json)", help: REPORT_HELP, run: (argv) => reportCommand(argv) },
+  // The fleet commands, loaded only when run.
+  ...Object.fromEntries(
+    (
+      [
+        ["nodes", "list nodes of every cluster as kubectl get nodes does"],
+        ["cordon", "mark a node unschedulable"],
+        ["uncordon", "mark a node schedulable again"],
+        ["label", "set or remove a node's labels (kubectl label)"],
+        ["taint", "add or remove a node's taints (kubectl taint)"],
+        ["drain", "drain a node and follow it (kubectl drain)"],
+      ] as const
+    ).map(([name, summary]) => [name, { summary, help: FLEET_HELP[name], run: async (argv: string[]) => (await import("./fleet-commands.js")).fleetCommand(name, argv) }]),
+  ),
   // The simulator parses its own flags and prints its own help.
   sim: { summary: "serve a simulated Kubernetes cluster (for demos and tests)", help: "", run: runSimCommand },
 };
@@ -41,6 +55,8 @@ const EXPECTED: Record<string, number> = {
   [DatabaseUnavailableError.name]: 1,
   [MigrationError.name]: 1,
   [ReportError.name]: 1,
+  // The fleet commands' (loaded lazily, so by name).
+  ServiceError: 1,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -43,6 +43,20 @@ export class ClusterWriter {
     }
   }
 
+  /**
+   * A merge patch of the node (labels, taints and the note saying who), undefined when the
+   * node does not exist. A patch carrying metadata.resourceVersion is refused with 409 when
+   * the node changed since it was read, so a check made on that read still holds.
+   */
+  async patchNode(name: string, patch: Record<string, unknown>): Promise<CachedNode | undefined> {
+    try {
+      return stripNode(this.cluster, await this.call<unknown>("PATCH", `/api/v1/nodes/${encodeURIComponent(name)}`, patch, "application/merge-patch+json"));
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
   async node(name: string): Promise<CachedNode | undefined> {
     try {
       return stripNode(this.cluster, await this.call("GET", `/api/v1/nodes/${encodeURIComponent(name)}`));

@@ -82,3 +82,25 @@ export async function forCaller<T>(run: () => Promise<T>, unavailable: string, l
     throw callerDatabaseError(error, unavailable, logger);
   }
 }
+
+/** Prisma's codes for a value the database would not take (too long, out of range, a constraint). */
+const PRISMA_CONTENT_CODES = new Set(["P2000", "P2003", "P2004", "P2005", "P2006", "P2007", "P2011", "P2019", "P2020", "P2023", "P2033"]);
+const ADAPTER_CONTENT_KINDS = new Set(["LengthMismatch", "ValueOutOfRange", "InvalidInputValue", "NullConstraintViolation", "ForeignKeyConstraintViolation", "UniqueConstraintViolation"]);
+
+/**
+ * True when the database refused a statement for the values in it rather than for anything
+ * about the connection or the schema: SQLSTATE class 22 (data exception: 22021 a NUL byte,
+ * 22P05 a NUL in JSON, 22003 out of range) or 23 (a constraint). Writing the same values
+ * again will fail the same way, so a writer must set them aside rather than retry.
+ */
+export function isContentRefusal(error: unknown, depth = 0): boolean {
+  if (typeof error !== "object" || error === null || depth > 5 || isConnectionFailure(error)) return false;
+  const e = error as ErrorShape & { originalCode?: unknown };
+  const sqlstate = typeof e.originalCode === "string" ? e.originalCode : e.kind === "postgres" || typeof e.severity === "string" ? e.code : undefined;
+  if (typeof sqlstate === "string" && /^2[23][0-9A-Z]{3}$/.test(sqlstate)) return true;
+  if (typeof e.kind === "string" && ADAPTER_CONTENT_KINDS.has(e.kind)) return true;
+  if (typeof e.code === "string" && PRISMA_CONTENT_CODES.has(e.code)) return true;
+  const adapterCause = e.meta?.driverAdapterError?.cause;
+  if (adapterCause && isContentRefusal(adapterCause, depth + 1)) return true;
+  return e.cause !== undefined && isContentRefusal(e.cause, depth + 1);
+}

@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HeaderMap, type ApolloServer } from "@apollo/server";
+import type { GraphQLError } from "graphql";
 import type { Authentication, Principal } from "./caller.js";
 import type { RequestContext } from "./context.js";
 import { ErrorCode } from "./errors.js";
+import { checkNesting } from "./operation-limits.js";
 
 /** The largest request body accepted; GraphQL documents are small, so this is generous. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -59,6 +61,17 @@ export function graphqlHttpHandler(
     }
     const url = req.url ?? "/";
     const queryAt = url.indexOf("?");
+    if (queryAt >= 0 && !percentEncodedUtf8(url.slice(queryAt + 1))) return sendError(res, 400, "The query string is not valid UTF-8 once percent-decoded");
+    // Before Apollo parses it: parsing and validation recurse, and a deep enough document overflows the stack.
+    const text = typeof (body as { query?: unknown } | undefined)?.query === "string" ? (body as { query: string }).query : queryAt < 0 ? null : new URLSearchParams(url.slice(queryAt)).get("query");
+    if (text) {
+      try {
+        checkNesting(text);
+      } catch (error) {
+        const { message, extensions } = error as GraphQLError;
+        return sendError(res, 400, message, ErrorCode.BAD_USER_INPUT, extensions);
+      }
+    }
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? "GET", headers, search: queryAt < 0 ? "" : url.slice(queryAt), body },
       context: async () => contextFor(req, auth.principal),
@@ -73,6 +86,8 @@ export function graphqlHttpHandler(
     res.end();
   };
 }
+
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 type BodyRead = { text: string } | { status: number; error: string };
 
@@ -95,14 +110,31 @@ function readBody(req: IncomingMessage): Promise<BodyRead> {
       }
       chunks.push(chunk);
     });
-    req.on("end", () => resolve({ text: Buffer.concat(chunks).toString("utf8") }));
+    req.on("end", () => {
+      // Strict: a body that is not UTF-8 is refused, never read with U+FFFD in place of its bytes.
+      try {
+        resolve({ text: STRICT_UTF8.decode(Buffer.concat(chunks)) });
+      } catch {
+        resolve({ status: 400, error: "The request body is not valid UTF-8" });
+      }
+    });
     req.on("error", () => resolve({ status: 400, error: "The request body could not be read" }));
   });
 }
 
+/** Whether every percent-encoded part of a query string decodes to UTF-8 (URLSearchParams would put U+FFFD in its place). */
+function percentEncodedUtf8(search: string): boolean {
+  try {
+    for (const part of search.split(/[&=]/)) decodeURIComponent(part.replaceAll("+", " "));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A GraphQL-shaped error for failures before Apollo sees the request. */
-function sendError(res: ServerResponse, status: number, message: string, code: ErrorCode = ErrorCode.BAD_USER_INPUT): void {
+function sendError(res: ServerResponse, status: number, message: string, code: ErrorCode = ErrorCode.BAD_USER_INPUT, extensions: Record<string, unknown> = {}): void {
   res.statusCode = status;
   res.setHeader("content-type", "application/json; charset=utf-8");
-  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+  res.end(JSON.stringify({ errors: [{ message, extensions: { ...extensions, code } }] }));
 }

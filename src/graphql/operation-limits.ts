@@ -1,4 +1,8 @@
 import {
+  GraphQLError,
+  Lexer,
+  Source,
+  TokenKind,
   getNamedType,
   getNullableType,
   isCompositeType,
@@ -26,6 +30,43 @@ import {
  * below what makes parsing and validating a document a way to tie up the server.
  */
 export const MAX_DOCUMENT_TOKENS = 10_000;
+
+/**
+ * How deeply brackets may nest in a document ({ } of selections and inline fragments, [ ] and
+ * { } of argument values, ( ) of arguments): far beyond any query the depth limit lets run,
+ * far below the thousands of levels at which parsing and validating, which recurse, overflow
+ * the stack.
+ */
+export const MAX_DOCUMENT_NESTING = 128;
+
+/**
+ * Refuses a document that nests deeper than {@link MAX_DOCUMENT_NESTING} as BAD_USER_INPUT
+ * (reason QUERY_TOO_DEEP), before it is parsed. The lexer does not recurse, so this costs one
+ * pass over at most {@link MAX_DOCUMENT_TOKENS} tokens; a document that does not lex is left
+ * for the parser to refuse with its own message.
+ */
+export function checkNesting(text: string): void {
+  const lexer = new Lexer(new Source(text));
+  let depth = 0;
+  try {
+    for (let tokens = 0; tokens <= MAX_DOCUMENT_TOKENS; tokens++) {
+      const token = lexer.advance();
+      if (token.kind === TokenKind.EOF) return;
+      if (token.kind === TokenKind.BRACE_L || token.kind === TokenKind.BRACKET_L || token.kind === TokenKind.PAREN_L) {
+        if (++depth > MAX_DOCUMENT_NESTING) {
+          throw new GraphQLError(`The document nests more than ${MAX_DOCUMENT_NESTING} brackets deep (selections, inline fragments, argument values)`, {
+            extensions: { code: "BAD_USER_INPUT", reason: "QUERY_TOO_DEEP", maxNesting: MAX_DOCUMENT_NESTING },
+          });
+        }
+      } else if (token.kind === TokenKind.BRACE_R || token.kind === TokenKind.BRACKET_R || token.kind === TokenKind.PAREN_R) {
+        depth--;
+      }
+    }
+  } catch (error) {
+    if (error instanceof GraphQLError && error.extensions["reason"] === "QUERY_TOO_DEEP") throw error;
+    // A syntax error: the parser reports it.
+  }
+}
 
 /** How many items a paged field is assumed to return when its `first` is not given (the API's default page). */
 export const DEFAULT_PAGE = 100;

@@ -8,6 +8,7 @@ import type { AuditDone, Authentication, OperationPolicy, Principal } from "./ca
 import { CloseCode } from "./close-codes.js";
 import type { RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
+import { checkNesting } from "./operation-limits.js";
 
 const REFUSAL_CLOSE = {
   [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
@@ -103,6 +104,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       }
       let document;
       try {
+        checkNesting(payload.query);
         document = parse(payload.query, options.parseOptions);
       } catch (error) {
         return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];

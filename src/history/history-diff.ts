@@ -196,6 +196,13 @@ export function diffNode(cluster: string, name: string, recorded: NodeSnapshot |
 }
 
 /**
+ * Taints Kubernetes itself keeps in step with a node's conditions and schedulability (the node
+ * lifecycle controller's not-ready, unreachable, unschedulable, pressure taints): node changes
+ * like any, but no maintenance of anyone's; the condition or the cordon is recorded already.
+ */
+const SYSTEM_TAINT_PREFIX = "node.kubernetes.io/";
+
+/**
  * One node change per label or taint that changed, credited to the note's actor when the
  * fresh note says exactly that, else external; and one LABELED / TAINTED event per actor.
  */
@@ -214,6 +221,7 @@ function itemChanges(
     const ours = note && noted && item in noted && noted[item] === to;
     const actor = ours ? note.actor : EXTERNAL_ACTOR;
     diff.changes.push({ cluster, node, field, item, before: from, after: to, at: obs.at, key: obs.key, reconciled: obs.reconciled, actor });
+    if (field === "TAINTS" && item.startsWith(SYSTEM_TAINT_PREFIX) && !ours) continue;
     let texts = byActor.get(actor);
     if (!texts) byActor.set(actor, (texts = []));
     texts.push(changeText(field, item, to));

@@ -4,6 +4,7 @@ import { LeaseElector } from "../cluster/lease-elector.js";
 import type { Logger } from "../log/logger.js";
 import { projection } from "./history-diff.js";
 import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
+import { isContentRefusal } from "../db/database-errors.js";
 import type { HistoryStore, NodeObservation } from "./history-store.js";
 
 export interface HistoryRecorderOptions {
@@ -15,6 +16,8 @@ export interface HistoryRecorderOptions {
   /** Observations written per transaction. */
   batchSize?: number;
   lease: { namespace: string; name: string; durationMs: number; retryPeriodMs: number; identity?: string };
+  /** How long writes may fail without a break before the recorder counts as stalled (readiness fails). */
+  stallAfterMs?: number;
   /** Tells subscribers (on every replica) what was just written. */
   pubsub?: PubSub;
 }
@@ -29,6 +32,10 @@ export interface RecorderStatus {
   /** Clusters this replica records (holds the lease of). */
   leaderOf: string[];
   recorded: { transitions: number; changes: number; maintenance: number };
+  /** Observations skipped because the database refused their content (each logged with the node and the database's words). */
+  refused: number;
+  /** Since when writes have failed without a break while observations wait: the recorder is not making progress. */
+  stalledSince?: Date;
   lastError?: string;
 }
 
@@ -62,10 +69,10 @@ export class HistoryRecorder {
   private loop: Promise<void> | undefined;
   private stopped = false;
   private needsReconcile = false;
-  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 } };
+  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0 };
 
   constructor(options: HistoryRecorderOptions) {
-    this.o = { bufferSize: 100_000, batchSize: 500, ...options };
+    this.o = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...options };
   }
 
   start(): void {
@@ -101,6 +108,12 @@ export class HistoryRecorder {
   /** Each cluster's Lease: who holds it, so a replica standing by says whom it waits on. */
   leases(): LeaseView[] {
     return [...this.electors].map(([cluster, elector]) => ({ cluster, lease: elector.lease, holder: elector.holder ?? null, held: elector.isLeader }));
+  }
+
+  /** Since when the recorder has made no progress, once that has lasted `stallAfterMs`; undefined while it is progressing. */
+  stalled(now = Date.now()): Date | undefined {
+    const since = this.status.stalledSince;
+    return since && now - since.getTime() >= this.o.stallAfterMs ? since : undefined;
   }
 
   /** When the oldest observation still waiting to be written was made (history's lag), if one waits. */
@@ -177,18 +190,13 @@ export class HistoryRecorder {
       }
       const [batch, count] = await this.nextBatch();
       try {
-        if (batch.length) {
-          const written = await this.o.store.apply(batch);
-          this.status.recorded.transitions += written.transitions;
-          this.status.recorded.changes += written.changes;
-          this.status.recorded.maintenance += written.maintenance;
-          await this.announce(written.notices);
-        }
+        if (batch.length) await this.write(batch);
         this.queue.splice(0, count);
         this.status.pending = this.queue.length;
         if (!this.status.databaseUp) this.o.logger.info("history database writable again");
         this.status.databaseUp = true;
         delete this.status.lastError;
+        delete this.status.stalledSince;
         failures = 0;
         if (this.needsReconcile) {
           this.needsReconcile = false;
@@ -200,12 +208,52 @@ export class HistoryRecorder {
         if (this.status.databaseUp) this.o.logger.warn({ err: (error as Error).message, pending: this.queue.length }, "history write failed: buffering and retrying");
         this.status.databaseUp = false;
         this.status.lastError = (error as Error).message;
+        this.status.stalledSince ??= new Date();
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, delay);
           this.wake = () => (clearTimeout(timer), resolve());
         });
       }
     }
+  }
+
+  /**
+   * Writes a batch. When the database refuses it for its content (a value it cannot store),
+   * each observation is written on its own, and one refused alone is written again row by row
+   * leaving out the rows refused (logged and counted): a bad value never holds up the
+   * observations behind it, nor the rest of its own. A lost connection or any other failure
+   * throws, and the whole batch is retried (replaying rows already written is a no-op).
+   */
+  private async write(batch: NodeObservation[]): Promise<void> {
+    try {
+      return await this.count(await this.o.store.apply(batch));
+    } catch (error) {
+      if (!isContentRefusal(error)) throw error;
+    }
+    for (const observation of batch) {
+      let written;
+      try {
+        written = await this.o.store.apply([observation]);
+      } catch (error) {
+        if (!isContentRefusal(error)) throw error;
+        written = await this.o.store.apply([observation], { salvage: true });
+      }
+      for (const { table, error } of written.refused) {
+        this.status.refused++;
+        this.o.logger.error(
+          { err: error, table, cluster: observation.cluster, node: observation.name, key: observation.key, refused: this.status.refused },
+          "history: the database refused a row for its content; left out, recording carries on",
+        );
+      }
+      await this.count(written);
+    }
+  }
+
+  private count(written: Awaited<ReturnType<HistoryStore["apply"]>>): Promise<void> {
+    this.status.recorded.transitions += written.transitions;
+    this.status.recorded.changes += written.changes;
+    this.status.recorded.maintenance += written.maintenance;
+    return this.announce(written.notices);
   }
 
   /** Publishing is best effort: the rows are committed either way, and queries will show them. */

@@ -1,6 +1,8 @@
 import type { CachedNode, Taint } from "../cluster/model.js";
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
+import { isContentRefusal } from "../db/database-errors.js";
+import { storable } from "../db/storable-text.js";
 import type { HistoryNotice } from "../pubsub/pubsub.js";
 import { diffNode, type NodeSnapshot, type Observation } from "./history-diff.js";
 
@@ -17,6 +19,8 @@ export interface ApplyResult {
   maintenance: number;
   /** Per node that gained rows, what subscribers need to hear of it (written, committed). */
   notices: HistoryNotice[];
+  /** Rows a salvaging write left out because the database refused them for their content, with its error. */
+  refused: { table: string; error: unknown }[];
 }
 
 /**
@@ -28,8 +32,14 @@ export interface ApplyResult {
 export class HistoryStore {
   constructor(private readonly database: Database) {}
 
-  async apply(observations: NodeObservation[]): Promise<ApplyResult> {
-    const result: ApplyResult = { transitions: 0, changes: 0, maintenance: 0, notices: [] };
+  /**
+   * Records `observations` in one transaction per cluster. With `salvage` (for an observation
+   * the database refused as a whole), each row goes in under a savepoint of its own and a row
+   * refused for its content (SQLSTATE class 22 or 23) is left out and reported in `refused`,
+   * so the rest of what was seen (its transitions, the node's state) is still recorded.
+   */
+  async apply(observations: NodeObservation[], { salvage = false } = {}): Promise<ApplyResult> {
+    const result: ApplyResult = { transitions: 0, changes: 0, maintenance: 0, notices: [], refused: [] };
     const byCluster = new Map<string, NodeObservation[]>();
     for (const o of observations) {
       let list = byCluster.get(o.cluster);
@@ -37,11 +47,12 @@ export class HistoryStore {
       list.push(o);
     }
     for (const [cluster, list] of byCluster) {
-      const counts = await this.applyCluster(cluster, list);
+      const counts = await this.applyCluster(cluster, list, salvage);
       result.transitions += counts.transitions;
       result.changes += counts.changes;
       result.maintenance += counts.maintenance;
       result.notices.push(...counts.notices);
+      result.refused.push(...counts.refused);
     }
     return result;
   }
@@ -52,9 +63,11 @@ export class HistoryStore {
     return rows.map((row) => row.name);
   }
 
-  private applyCluster(cluster: string, observations: NodeObservation[]): Promise<ApplyResult> {
+  private applyCluster(cluster: string, observations: NodeObservation[], salvage: boolean): Promise<ApplyResult> {
     return this.database.prisma.$transaction(
       async (tx) => {
+        const refused: ApplyResult["refused"] = [];
+        const inChunks = salvage ? rowByRow(tx, refused) : allInChunks;
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${"node-inventory:history:" + cluster}))`;
         const names = [...new Set(observations.map((o) => o.name))];
         const rows = await tx.nodeState.findMany({ where: { cluster, name: { in: names } } });
@@ -64,7 +77,9 @@ export class HistoryStore {
         const changes: Prisma.NodeChangeCreateManyInput[] = [];
         const maintenance: Prisma.MaintenanceEventCreateManyInput[] = [];
         for (const o of observations) {
-          const diff = diffNode(cluster, o.name, state.get(o.name), o.node, o);
+          // Text from the cluster is made storable (NUL) before it is compared or written, so the
+          // recorded state and the rows agree and the database never refuses them for it.
+          const diff = storable(diffNode(cluster, o.name, state.get(o.name), o.node && storable(o.node), o));
           transitions.push(...diff.transitions);
           for (const c of diff.changes) changes.push({ ...c, before: json(c.before), after: json(c.after) });
           maintenance.push(...diff.maintenance);
@@ -74,10 +89,10 @@ export class HistoryStore {
           }
         }
         const select = { id: true, node: true } as const;
-        const writtenTransitions = await inChunks(transitions, (data) => tx.conditionTransition.createManyAndReturn({ data, skipDuplicates: true, select }));
-        const writtenChanges = await inChunks(changes, (data) => tx.nodeChange.createManyAndReturn({ data, skipDuplicates: true, select: { node: true, field: true, after: true } }));
-        const writtenEvents = await inChunks(maintenance, (data) => tx.maintenanceEvent.createManyAndReturn({ data, skipDuplicates: true, select }));
-        await upsertStates(tx, cluster, [...touched].map((name) => [name, state.get(name)!] as const));
+        const writtenTransitions = await inChunks("condition_transition", transitions, (data) => tx.conditionTransition.createManyAndReturn({ data, skipDuplicates: true, select }));
+        const writtenChanges = await inChunks("node_change", changes, (data) => tx.nodeChange.createManyAndReturn({ data, skipDuplicates: true, select: { node: true, field: true, after: true } }));
+        const writtenEvents = await inChunks("maintenance_event", maintenance, (data) => tx.maintenanceEvent.createManyAndReturn({ data, skipDuplicates: true, select }));
+        await inChunks("node_state", [...touched].map((name) => [name, state.get(name)!] as const), async (part) => (await upsertPart(tx, cluster, part), []));
 
         const at = new Date().toISOString();
         const notices = new Map<string, HistoryNotice>();
@@ -92,11 +107,20 @@ export class HistoryStore {
           if (row.field === "SCHEDULABILITY") notice(row.node).unschedulable = (row.after as { unschedulable: boolean }).unschedulable;
           if (row.field === "DELETED") notice(row.node).deleted = true;
         }
-        return { transitions: writtenTransitions.length, changes: writtenChanges.length, maintenance: writtenEvents.length, notices: [...notices.values()] };
+        return { transitions: writtenTransitions.length, changes: writtenChanges.length, maintenance: writtenEvents.length, notices: [...notices.values()], refused };
       },
-      { timeout: 30_000, maxWait: 30_000 },
+      { timeout: transactionTimeoutMs(observations.length), maxWait: 30_000 },
     );
   }
+}
+
+/**
+ * How long one cluster's batch may hold its transaction. A reconcile writes every node of a
+ * cluster at once (5,000 nodes are ~15,000 rows), which on a busy database took over Prisma's
+ * 30 s default; the bound still ends a transaction that hangs, and grows with the batch.
+ */
+function transactionTimeoutMs(observations: number): number {
+  return 30_000 + 25 * observations;
 }
 
 /**
@@ -112,17 +136,34 @@ function* parts<T>(rows: readonly T[]): Generator<T[]> {
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) yield rows.slice(i, i + ROWS_PER_STATEMENT);
 }
 
+type Writer = <T, R>(table: string, rows: readonly T[], write: (part: T[]) => Promise<R[]>) => Promise<R[]>;
+
 /** Writes `rows` part by part and returns what every part's statement returned. */
-async function inChunks<T, R>(rows: readonly T[], write: (part: T[]) => Promise<R[]>): Promise<R[]> {
-  const written: R[] = [];
+const allInChunks: Writer = async (_table, rows, write) => {
+  const written = [];
   for (const part of parts(rows)) written.push(...(await write(part)));
   return written;
+};
+
+/** Writes `rows` one by one, each under a savepoint; a row refused for its content is rolled back to it and reported in `refused`. */
+function rowByRow(tx: Prisma.TransactionClient, refused: ApplyResult["refused"]): Writer {
+  return async (table, rows, write) => {
+    const written = [];
+    for (const row of rows) {
+      await tx.$executeRawUnsafe("SAVEPOINT history_row");
+      try {
+        written.push(...(await write([row])));
+        await tx.$executeRawUnsafe("RELEASE SAVEPOINT history_row");
+      } catch (error) {
+        if (!isContentRefusal(error)) throw error;
+        await tx.$executeRawUnsafe("ROLLBACK TO SAVEPOINT history_row");
+        refused.push({ table, error });
+      }
+    }
+    return written;
+  };
 }
 
-/** One INSERT … ON CONFLICT per part of the touched nodes: a statement per 1,000 nodes, not one per node. */
-async function upsertStates(tx: Prisma.TransactionClient, cluster: string, states: (readonly [string, NodeSnapshot])[]): Promise<void> {
-  for (const part of parts(states)) await upsertPart(tx, cluster, part);
-}
 
 async function upsertPart(tx: Prisma.TransactionClient, cluster: string, states: (readonly [string, NodeSnapshot])[]): Promise<void> {
   const rows = states.map(

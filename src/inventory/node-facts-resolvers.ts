@@ -9,15 +9,15 @@ import { pageSize } from "../graphql/page-size.js";
 import type { Resolvers } from "../graphql/schema.js";
 import type { CachesByName } from "./heartbeats.js";
 
-/** The Node fields resolved here, which the inventory's own resolvers leave out. */
-export type NodeFactsFields = "heartbeatTime" | "heartbeatAgeSeconds" | "providerID" | "podCIDRs" | "volumesAttached" | "volumesInUse" | "images";
+/** The Node fields resolved here (and Node.events in history/node-events-resolvers.ts), which the inventory's own resolvers leave out. */
+export type NodeFactsFields = "events" | "heartbeatTime" | "heartbeatAgeSeconds" | "providerID" | "podCIDRs" | "volumesAttached" | "volumesInUse" | "images";
 
 /** A node reports at most a few hundred images (the kubelet: 50), so `first` may ask for all of them. */
 const MAX_IMAGES = 1000;
 
 export function nodeFactsResolvers(clusters: CachesByName): Resolvers {
   const heartbeat = (n: CachedNode) => clusters.get(n.cluster)?.facts.heartbeat(n.name);
-  const node: Pick<NodeResolvers, NodeFactsFields> = {
+  const node: Pick<NodeResolvers, Exclude<NodeFactsFields, "events">> = {
     heartbeatTime: (n) => heartbeat(n)?.time ?? null,
     heartbeatAgeSeconds: (n) => heartbeat(n)?.ageSeconds ?? null,
     providerID: (n) => n.details?.providerID ?? null,

@@ -172,7 +172,9 @@ export class MaintenanceService {
       drainEvent(op, "DRAIN_CANCELLED", { actor: principal.subject, detail: op.message }),
     );
     if (!ended) {
-      const now = await this.get(id);
+      // The database, not this replica's runner: a runner just cancelled may not have ended yet,
+      // and its last visible state still says RUNNING.
+      const now = await this.o.store.get(id);
       if (now?.status === "CANCELLED") return now;
       throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${now?.status ?? "unknown"}`);
     }
@@ -400,14 +402,14 @@ export class MaintenanceService {
   }
 }
 
-function checkReason(reason: string | null | undefined): string | null {
+export function checkReason(reason: string | null | undefined): string | null {
   const text = reason?.trim() || null;
   if (text && text.length > MAX_REASON_LENGTH) throw new AppError(ErrorCode.BAD_USER_INPUT, `reason is longer than ${MAX_REASON_LENGTH} characters`);
   return text;
 }
 
 /** A Kubernetes call on behalf of a caller: its refusals become contract errors. */
-async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
+export async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {

@@ -7,7 +7,7 @@
 import type { CachedNode, NodeUsageSample } from "../cluster/model.js";
 import type { CapacityGroup, ResourceCapacity } from "../graphql/generated/resolvers-types.js";
 import { readyStatus } from "../inventory/node-filter.js";
-import type { PodResourceTotals } from "../inventory/resources.js";
+import { isExtendedResource, type PodResourceTotals } from "../inventory/resources.js";
 import { parseQuantity } from "../k8s/quantity.js";
 import { compareKeys, groupKey, type ReportGrouping, type ReportKey } from "./grouping.js";
 import { podsThatFit, toleratesNode, type PodShape } from "./pod-fit.js";
@@ -18,6 +18,8 @@ export interface Amounts {
   memory: number;
   pods: number;
   ephemeralStorage: number;
+  /** Every other resource (nvidia.com/gpu, hugepages-2Mi …) by name, as Value. */
+  extended: Readonly<Record<string, number>>;
 }
 
 /** A node's capacity and allocatable, parsed once (the report memoises it per cached node). */
@@ -37,11 +39,14 @@ export function nodeAmounts(node: CachedNode): NodeAmounts {
 function amounts(list: Readonly<Record<string, string>>): Amounts {
   // stripNode keeps only quantities that parse, so these cannot throw.
   const value = (name: string) => (list[name] === undefined ? 0 : parseQuantity(list[name]!).value());
+  const extended: Record<string, number> = {};
+  for (const name in list) if (isExtendedResource(name)) extended[name] = value(name);
   return {
     cpu: list.cpu === undefined ? 0 : parseQuantity(list.cpu).milliValue(),
     memory: value("memory"),
     pods: value("pods"),
     ephemeralStorage: value("ephemeral-storage"),
+    extended,
   };
 }
 
@@ -81,6 +86,7 @@ class GroupSums {
   readonly memory = new ResourceSums("bytes");
   readonly pods = new ResourceSums("pods");
   readonly ephemeralStorage = new ResourceSums("bytes");
+  readonly extended = new Map<string, ResourceSums>();
   fitPods = 0;
   nodesWithRoom = 0;
   nodesExcluded = 0;
@@ -116,11 +122,24 @@ class GroupSums {
     this.ephemeralStorage.allocatable += allocatable.ephemeralStorage;
     this.ephemeralStorage.requests += requests["ephemeral-storage"] ?? 0;
     this.ephemeralStorage.limits += limits["ephemeral-storage"] ?? 0;
+    this.addExtended(capacity.extended, (sums, amount) => (sums.capacity += amount));
+    this.addExtended(allocatable.extended, (sums, amount) => (sums.allocatable += amount));
+    this.addExtended(requests, (sums, amount) => (sums.requests += amount));
+    this.addExtended(limits, (sums, amount) => (sums.limits += amount));
 
     if (fit < 0) this.nodesExcluded++;
     else if (fit > 0) {
       this.fitPods += fit;
       this.nodesWithRoom++;
+    }
+  }
+
+  private addExtended(amounts: Readonly<Record<string, number>>, add: (sums: ResourceSums, amount: number) => void): void {
+    for (const name in amounts) {
+      if (!isExtendedResource(name)) continue;
+      let sums = this.extended.get(name);
+      if (!sums) this.extended.set(name, (sums = new ResourceSums(name.startsWith("hugepages-") ? "bytes" : "count")));
+      add(sums, amounts[name]!);
     }
   }
 
@@ -134,6 +153,7 @@ class GroupSums {
       memory: this.memory.view(),
       pods: this.pods.view(),
       ephemeralStorage: this.ephemeralStorage.view(),
+      extended: [...this.extended.keys()].sort().map((name) => ({ name, figures: this.extended.get(name)!.view() })),
       fit: withFit ? { pods: this.fitPods, nodesWithRoom: this.nodesWithRoom, nodesExcluded: this.nodesExcluded } : null,
     };
   }
@@ -147,9 +167,18 @@ export function nodeFit(node: CachedNode, ready: boolean, allocatable: Amounts, 
       cpuMillicores: allocatable.cpu - (totals.requests.cpu ?? 0),
       memoryBytes: allocatable.memory - (totals.requests.memory ?? 0),
       pods: allocatable.pods - totals.podCount,
+      extended: freeExtended(allocatable.extended, totals.requests, shape),
     },
     shape,
   );
+}
+
+/** Allocatable minus requests of each extended resource the shape asks for. */
+function freeExtended(allocatable: Readonly<Record<string, number>>, requests: Readonly<Record<string, number>>, shape: PodShape): Record<string, number> | undefined {
+  if (!shape.extended) return undefined;
+  const free: Record<string, number> = {};
+  for (const { name } of shape.extended) free[name] = (allocatable[name] ?? 0) - (requests[name] ?? 0);
+  return free;
 }
 
 /**

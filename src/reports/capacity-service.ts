@@ -110,7 +110,7 @@ export class CapacityReports {
       // Without groupings the one group is the total.
       groups: groups.map(({ id, ...group }) => ({ ...group, trends: trendsOf(groupings.length ? id : null) })),
       total: { ...total, trends: trendsOf(null) },
-      podShape: shape ? { cpuMillicores: shape.cpuMillicores, memoryBytes: shape.memoryBytes } : null,
+      podShape: shape ? { cpuMillicores: shape.cpuMillicores, memoryBytes: shape.memoryBytes, extended: [...(shape.extended ?? [])] } : null,
       incompleteClusters,
     };
   }

@@ -25,6 +25,8 @@ export interface PodShape {
   cpuMillicores: number;
   memoryBytes: number;
   tolerations: readonly Toleration[];
+  /** Extended resources requested, by name, in base units (a count, bytes for hugepages), as written. */
+  extended?: readonly { name: string; value: number; quantity: string }[];
 }
 
 /** A node's room for pods: allocatable minus the requests (and count) of its non-terminated pods. */
@@ -32,7 +34,13 @@ export interface FreeSpace {
   cpuMillicores: number;
   memoryBytes: number;
   pods: number;
+  /** Free amount of each extended resource the node has; one it lacks has none free. */
+  extended?: Readonly<Record<string, number>>;
 }
+
+const STANDARD_RESOURCES = new Set(["cpu", "memory", "pods", "ephemeral-storage"]);
+/** A resource name as apimachinery's IsQualifiedName sees it: [prefix/]name, the name at most 63 characters. */
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 const EFFECTS = new Set(["NoSchedule", "PreferNoSchedule", "NoExecute"]);
 
@@ -63,7 +71,27 @@ export function compilePodShape(input: PodShapeInput): PodShape {
     if (effect !== "" && !EFFECTS.has(effect)) bad(`${where}.effect: "${effect}" is not NoSchedule, PreferNoSchedule or NoExecute`);
     return { key, operator, value, effect };
   });
-  return { cpuMillicores, memoryBytes, tolerations };
+  const extended = compileExtended(input.extended ?? []);
+  return { cpuMillicores, memoryBytes, tolerations, ...(extended.length ? { extended } : {}) };
+}
+
+/**
+ * Extended resources as ValidatePodSpec checks a container's requests: a qualified name that is
+ * not a standard resource, named once, a quantity that is not negative and, but for hugepages,
+ * whole (the apiserver refuses fractional extended resources).
+ */
+function compileExtended(list: readonly { name: string; quantity: string }[]): NonNullable<PodShape["extended"]> {
+  const seen = new Set<string>();
+  return list.map(({ name, quantity: text }, i) => {
+    const where = `podShape.extended[${i}]`;
+    if (STANDARD_RESOURCES.has(name)) bad(`${where}.name: "${name}" is not an extended resource (cpu and memory have fields of their own)`);
+    if (name.length > 253 || !QUALIFIED_NAME.test(name)) bad(`${where}.name: "${name}" is not a resource name (e.g. nvidia.com/gpu)`);
+    if (seen.has(name)) bad(`${where}.name: "${name}" is named twice`);
+    seen.add(name);
+    const value = quantity(`${where}.quantity`, text, (q) => q.value());
+    if (!name.startsWith("hugepages-") && parseQuantity(text).milliValue() % 1000 !== 0) bad(`${where}.quantity: "${text}" must be a whole number for ${name}`);
+    return { name, value, quantity: text };
+  });
 }
 
 function quantity(field: string, text: string, unit: (q: ReturnType<typeof parseQuantity>) => number): number {
@@ -111,12 +139,16 @@ export function toleratesNode(tolerations: readonly Toleration[], taints: readon
 
 /**
  * Pods of the shape that fit into `free`, as NodeResourcesFit counts: each pod takes one pod slot
- * and its cpu and memory requests; a resource the shape does not request (0) never limits.
+ * and its cpu, memory and extended requests; a resource the shape does not request (0) never
+ * limits, and one it requests that the node lacks leaves no room.
  * Free space that is already negative (pods bound past allocatable) fits nothing.
  */
-export function podsThatFit(free: FreeSpace, shape: Pick<PodShape, "cpuMillicores" | "memoryBytes">): number {
+export function podsThatFit(free: FreeSpace, shape: Pick<PodShape, "cpuMillicores" | "memoryBytes" | "extended">): number {
   let fit = Math.max(0, free.pods);
   if (shape.cpuMillicores > 0) fit = Math.min(fit, Math.floor(Math.max(0, free.cpuMillicores) / shape.cpuMillicores));
   if (shape.memoryBytes > 0) fit = Math.min(fit, Math.floor(Math.max(0, free.memoryBytes) / shape.memoryBytes));
+  for (const { name, value } of shape.extended ?? []) {
+    if (value > 0) fit = Math.min(fit, Math.floor(Math.max(0, free.extended?.[name] ?? 0) / value));
+  }
   return fit;
 }

@@ -25,6 +25,7 @@ import { Kubelets, type AddNodeOptions } from "./controllers/kubelet.js";
 import { NodeLifecycleController } from "./controllers/node-lifecycle.js";
 import { DisruptionController } from "./controllers/disruption.js";
 import { ChurnController } from "./controllers/churn.js";
+import { EventTtl } from "./controllers/event-ttl.js";
 
 export { R } from "./storage-names.js";
 
@@ -71,6 +72,10 @@ export class SimCluster implements ClusterContext {
   readonly disruption = new DisruptionController(this);
   private readonly churner: ChurnController;
 
+  private readonly eventTtl = new EventTtl(this);
+  /** The Event each repeatable node event was recorded as (see nodeEvent). */
+  private readonly eventKeys = new Map<string, string>();
+
   private timers: Timer[] = [];
   private ticking = false;
 
@@ -87,7 +92,7 @@ export class SimCluster implements ClusterContext {
     this.store.addIndex(R.replicasets, "owner", (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
     // Every controller notes its work from each change; the garbage collector
     // goes last because it writes (cascading deletes) inside the event.
-    const informers = [this.scheduler, this.podWorkers, this.kubelets, this.nodeLifecycle, this.podGc, this.deployments, this.replicaSets, this.daemonSets, this.disruption, this.garbageCollector];
+    const informers = [this.scheduler, this.podWorkers, this.kubelets, this.nodeLifecycle, this.podGc, this.deployments, this.replicaSets, this.daemonSets, this.disruption, this.eventTtl, this.garbageCollector];
     this.store.subscribe((e: StoreEvent) => {
       for (const c of informers) c.observe(e);
     });
@@ -175,9 +180,20 @@ export class SimCluster implements ClusterContext {
     evictPod(this, namespace, name, gracePeriodSeconds);
   }
 
-  /** Record a kubelet (or `component`) event about a node. */
-  nodeEvent(name: string, reason: string, message: string, component = "kubelet"): void {
-    this.create(R.events, nodeEvent(name, reason, message, this.rng, this.clock, component));
+  /**
+   * Record a kubelet (or `component`) event about a node. A repeat of an event still held (same
+   * node, reason, message, source and type) bumps its count and lastTimestamp, as client-go's
+   * EventCorrelator does, instead of adding an Event.
+   */
+  nodeEvent(name: string, reason: string, message: string, component = "kubelet", type: "Normal" | "Warning" = "Normal"): void {
+    // Built either way, so the random stream (and every seeded name after it) does not depend on repeats.
+    const event = nodeEvent(name, reason, message, this.rng, this.clock, component, type);
+    const repeatOf = this.eventKeys.get(JSON.stringify([name, reason, message, component, type]));
+    if (repeatOf && this.update(R.events, repeatOf, (e) => void ((e as Obj).count++, ((e as Obj).lastTimestamp = this.clock.iso())))) return;
+    const created = this.create(R.events, event);
+    // Keys of expired events are overwritten as they recur; a table of many thousands is stale.
+    if (this.eventKeys.size > 100_000) this.eventKeys.clear();
+    this.eventKeys.set(JSON.stringify([name, reason, message, component, type]), created.key);
   }
 
   // ------------------------------------------------------------ scheduling
@@ -217,6 +233,7 @@ export class SimCluster implements ClusterContext {
       this.kubelets.postStatus(now, this.churn > 0);
       this.nodeLifecycle.markUnreachable(now);
       this.churner.sync(now, this.churn);
+      this.eventTtl.expire(now);
     } finally {
       this.ticking = false;
     }

@@ -212,6 +212,29 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
     });
   }
 
+  // GPU inference on the GPU pool: one GPU per pod, on half the GPU nodes, so some GPUs are
+  // free. Made last, so the random stream of everything above (and every seeded name) is as before.
+  const gpuNodes = workers.filter((n) => Number(((n.status as Obj).allocatable as Obj)["nvidia.com/gpu"] ?? 0) > 0);
+  if (gpuNodes.length > 0) {
+    const labels = { app: "model-serving" };
+    const resources = { requests: { cpu: "2", memory: "8Gi", "nvidia.com/gpu": "1" }, limits: { memory: "8Gi", "nvidia.com/gpu": "1" } };
+    const spec: Obj = {
+      nodeSelector: { "node-pool": "gpu" },
+      tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
+      containers: [container("model-serving", "ghcr.io/acme/model-serving:1.3.0", resources, { ports: [{ containerPort: 8080, protocol: "TCP" }] })],
+    };
+    const replicas = Math.ceil(gpuNodes.length / 2);
+    const bornMs = now - 30 * DAY;
+    const d = c.create(R.deployments, workload("Deployment", "data", "model-serving", { metadata: { labels }, spec }, replicas, bornMs, c)).obj;
+    const rs = c.create(R.replicasets, replicaSetFor(d, c.rng)).obj;
+    for (let r = 0; r < replicas; r++) {
+      const pod = podFromTemplate(rs, (rs.spec as Obj).template, rng, c.clock, { createdMs: bornMs + r * 60_000 });
+      const target = c.chooseNode(pod, gpuNodes);
+      if (target) c.placeRunning(pod, nodeByName.get(target)!, bornMs + r * 60_000 + 5_000);
+      else c.create(R.pods, pod);
+    }
+  }
+
   // Controllers feed each other (ReplicaSet status -> Deployment status, PDB
   // status -> disruption checks): let them settle before anyone connects.
   for (let i = 0; i < 4; i++) c.tick();

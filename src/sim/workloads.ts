@@ -181,9 +181,16 @@ export function runningPod(pod: KObject, node: KObject, rng: Rng, clock: SimCloc
 }
 
 /** Requests of a pod in millicores and bytes (sum of containers; init containers ignored). */
-const requestCache = new WeakMap<KObject, { cpu: number; memory: number }>();
+/** A pod's requests as the scheduler counts them: cpu millicores, memory bytes, and extended resources (nvidia.com/gpu …) by name. */
+export interface PodRequests {
+  cpu: number;
+  memory: number;
+  extended: Readonly<Record<string, number>>;
+}
 
-export function podRequests(pod: KObject): { cpu: number; memory: number } {
+const requestCache = new WeakMap<KObject, PodRequests>();
+
+export function podRequests(pod: KObject): PodRequests {
   // Stored objects never change in place, so parsing once per version is enough.
   const cached = requestCache.get(pod);
   if (cached) return cached;
@@ -192,15 +199,20 @@ export function podRequests(pod: KObject): { cpu: number; memory: number } {
   return r;
 }
 
-function computeRequests(pod: KObject): { cpu: number; memory: number } {
+function computeRequests(pod: KObject): PodRequests {
   let cpu = 0;
   let memory = 0;
+  const extended: Record<string, number> = {};
   for (const c of ((pod.spec as Obj)?.containers ?? []) as Obj[]) {
     const r = c.resources?.requests;
     if (r?.cpu) cpu += cpuMillicores(r.cpu);
     if (r?.memory) memory += bytes(r.memory);
+    for (const [name, q] of Object.entries((r ?? {}) as Record<string, string>)) {
+      if (name === "cpu" || name === "memory" || name === "ephemeral-storage") continue;
+      extended[name] = (extended[name] ?? 0) + bytes(String(q));
+    }
   }
-  return { cpu, memory };
+  return { cpu, memory, extended };
 }
 
 /** Whether a pod's tolerations cover a taint (same rules as the scheduler). */

@@ -5,17 +5,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { PACKAGE_ROOT } from "../../src/package-info.js";
+import { CHROMIUM_ARGS } from "../support/browser.js";
 import { startProgram, type RunningProgram } from "../support/program.js";
 import { eventually } from "../support/sim-cluster.js";
 
 /** Where the explorer's screenshot is kept (test-artifacts/ is not committed). */
 export const SCREENSHOT = join(PACKAGE_ROOT, "test-artifacts", "explorer.png");
 
-/**
- * Debian's Chromium (installed by scripts/test-prerequisites.sh), as this sandbox runs it:
- * without background networking, so every request it makes is the page's own.
- */
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 /**
  * Replaces the query editor's text: select all, then put the text in as a paste does (typed

@@ -90,6 +90,17 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     assert.equal((await kubectl("auth", "can-i", "get", "secrets", "-n", "storefront", "--as", "system:serviceaccount:storefront:shop")).stdout, "no\n");
   });
 
+  test("kubectl get prints the apiserver's columns for the stored kinds", async () => {
+    const rows = async (...args: string[]) => (await kubectl("get", ...args)).stdout.trim().split("\n").map((l) => l.trim().split(/\s{2,}/));
+    const svc = JSON.parse((await kubectl("get", "service", "shop", "-n", "storefront", "-o", "json")).stdout);
+    assert.deepEqual(await rows("service", "-n", "storefront"), [["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"], ["shop", "ClusterIP", svc.spec.clusterIP, "<none>", "80/TCP", (await rows("service", "-n", "storefront"))[1]![5]!]]);
+    assert.deepEqual((await rows("secrets", "-n", "storefront"))[0], ["NAME", "TYPE", "DATA", "AGE"]);
+    assert.deepEqual((await rows("secrets", "-n", "storefront"))[1]!.slice(1, 3), ["Opaque", "1"]);
+    assert.deepEqual((await rows("networkpolicy", "-n", "storefront"))[1]!.slice(0, 2), ["shop", "app=shop"]);
+    assert.deepEqual((await rows("rolebinding", "shop-lease", "-n", "storefront", "-o", "wide"))[1]!.slice(0, 2), ["shop-lease", "Role/shop-lease"]);
+    assert.match((await kubectl("get", "rolebinding", "shop-lease", "-n", "storefront", "-o", "wide")).stdout, /storefront\/shop\n$/);
+  });
+
   test("a binding's roleRef cannot change, as the apiserver refuses it", async () => {
     const file = join(sim.dir, "rebind.yaml");
     await writeFile(file, "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: shop-lease, namespace: storefront}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: shop}]\n");
@@ -97,6 +108,18 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     assert.equal(r.code, 1);
     // kubectl words an Invalid Status from its details, as it does for a real apiserver's.
     assert.equal(r.stderr, 'The RoleBinding "shop-lease" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"cluster-admin"}: cannot change roleRef\n');
+  });
+
+  test("a field the schema does not declare fails kubectl apply (fieldValidation=Strict) and is a warning with --validate=warn", async () => {
+    const file = join(sim.dir, "typo.yaml");
+    await writeFile(file, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typo, namespace: storefront}\nspec:\n  replicas: 1\n  replica: 2\n  selector: {matchLabels: {app: typo}}\n  template:\n    metadata: {labels: {app: typo}}\n    spec:\n      containers: [{name: a, image: x, resource: {}}]\n");
+    const strict = await kubectl("apply", "-f", file);
+    assert.equal(strict.code, 1);
+    assert.equal(strict.stderr, `Error from server (BadRequest): error when creating "${file}": Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica", unknown field "spec.template.spec.containers[0].resource"\n`);
+    assert.equal((await kubectl("get", "deployment", "typo", "-n", "storefront")).code, 1);
+    const warn = await kubectl("create", "-f", file, "--validate=warn");
+    assert.equal(warn.code, 0, warn.stderr);
+    assert.equal(warn.stderr, 'Warning: unknown field "spec.replica"\nWarning: unknown field "spec.template.spec.containers[0].resource"\n');
   });
 
   test("kubectl create -f validates too, and explain reads the server's schemas", async () => {

@@ -25,6 +25,7 @@ import { requestAttributes } from "./request-info.js";
 import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
 import { OpenApi } from "./openapi.js";
 import { pathNotFound } from "./status.js";
+import { strictMessage, unknownFields, warnings } from "./field-validation.js";
 
 export type { RequestRecord } from "./request.js";
 
@@ -45,6 +46,8 @@ export class ApiServer {
   readonly counts = new Map<string, number>();
   private readonly watches: WatchServer;
   private readonly openapi = new OpenApi();
+  /** The field validation the request being routed asked for (routing is synchronous, so one at a time). */
+  private fieldValidation?: { mode: "Strict" | "Warn"; schemas: Record<string, any>; byKind: Map<string, string> };
   /** Authentication, impersonation and authorization (enforced with `rbac`). */
   readonly access: AccessControl;
   /** host:port the server listens on, as discovery reports it. */
@@ -88,6 +91,18 @@ export class ApiServer {
         const user = this.access.identify(req.headers, url.pathname);
         record.user = user.username;
         this.access.authorize(user, requestAttributes(req.method ?? "GET", url));
+        const fieldValidation = url.searchParams.get("fieldValidation");
+        if (body.length && (fieldValidation === "Strict" || fieldValidation === "Warn")) {
+          // Field validation needs the schemas, built on first use.
+          return void this.openapi
+            .kinds()
+            .then((kinds) => {
+              this.fieldValidation = { mode: fieldValidation, ...kinds };
+              this.route(req, res, body, record, user);
+            })
+            .catch((err) => this.fail(res, err));
+        }
+        this.fieldValidation = undefined;
         this.route(req, res, body, record, user);
       } catch (err) {
         this.fail(res, err);
@@ -138,6 +153,24 @@ export class ApiServer {
     this.serveResource(t, route.verb, url.searchParams, req, res, body, user);
   }
 
+  /** Unknown fields of the body: 400 under Strict, a Warning header each under Warn (./field-validation.ts). */
+  private validateFields(t: Target, contentType: string, body: Buffer, res: ServerResponse): void {
+    const v = this.fieldValidation!;
+    const schema = v.byKind.get(`${t.def.group}/${t.version}/${t.def.kind}`);
+    // A JSON patch is a list of operations, not an object: nothing to check field by field.
+    if (!schema || contentType.startsWith("application/json-patch+json")) return;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(body.toString("utf8"));
+    } catch {
+      return; // the handler answers the decoding error
+    }
+    const fields = unknownFields(doc, schema, v.schemas);
+    if (fields.length === 0) return;
+    if (v.mode === "Strict") throw badRequest(strictMessage(t.def.kind, t.version, fields));
+    res.setHeader("Warning", warnings(fields));
+  }
+
   /** OpenAPI v3: the index, or one group-version's document (./openapi.ts). */
   private async serveOpenApi(url: URL, res: ServerResponse): Promise<void> {
     if (url.pathname === "/openapi/v3" || url.pathname === "/openapi/v3/") return send(this.cluster, res, 200, await this.openapi.index());
@@ -156,6 +189,7 @@ export class ApiServer {
       if (verb !== "create") throw methodNotAllowed();
       return serveTokenRequest(c, this.access, t, body, res);
     }
+    if (this.fieldValidation && ["create", "update", "patch"].includes(verb) && (!t.subresource || t.subresource === "status")) this.validateFields(t, String(req.headers["content-type"] ?? ""), body, res);
     if (t.def.virtual) {
       if (req.method !== "GET") throw methodNotAllowed();
       return serveMetrics(c, t, q, res);

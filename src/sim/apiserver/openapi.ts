@@ -176,6 +176,7 @@ function pathsOf(def: ResourceDef, version: string, ref: string | undefined): Ob
 export class OpenApi {
   private documents?: Map<string, { body: string; hash: string }>;
   private loading?: Promise<void>;
+  private kindIndex?: { schemas: Record<string, Obj>; byKind: Map<string, string> };
 
   /** Load client-node's models once (they are only needed here). */
   private load(): Promise<void> {
@@ -193,6 +194,11 @@ export class OpenApi {
         }
       }
       this.documents = new Map();
+      const byKind = new Map<string, string>();
+      for (const [name, schema] of Object.entries(builder.schemas)) {
+        for (const gvk of (schema["x-kubernetes-group-version-kind"] ?? []) as Obj[]) byKind.set(`${gvk.group}/${gvk.version}/${gvk.kind}`, name);
+      }
+      this.kindIndex = { schemas: builder.schemas, byKind };
       for (const [key, doc] of byGv) {
         // Every schema goes into every document: a document must resolve each $ref it holds, and sharing costs nothing here.
         const body = JSON.stringify({ openapi: "3.0.0", info: { title: "Kubernetes", version: VERSION_INFO.gitVersion }, paths: doc.paths, components: { schemas: builder.schemas } });
@@ -216,11 +222,10 @@ export class OpenApi {
     return this.documents!.get(key)?.body;
   }
 
-  /** The schema of a kind, for strict field validation; undefined when none is known. */
-  async schemas(): Promise<Record<string, Obj> | undefined> {
+  /** The schemas and the schema name of each group/version/kind, for field validation. */
+  async kinds(): Promise<{ schemas: Record<string, Obj>; byKind: Map<string, string> }> {
     await this.load();
-    const any = this.documents!.values().next().value;
-    return any ? (JSON.parse(any.body).components.schemas as Record<string, Obj>) : undefined;
+    return this.kindIndex!;
   }
 }
 

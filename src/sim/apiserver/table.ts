@@ -158,7 +158,70 @@ const PRINTERS: Record<string, Printer> = {
       return [last ? formatAge((now - Date.parse(last)) / 1000) : "<unknown>", e.type, e.reason, `${String(e.involvedObject?.kind ?? "").toLowerCase()}/${e.involvedObject?.name ?? ""}`, e.message];
     },
   },
+  // The kinds an application's manifests hold, and RBAC (Roles and ClusterRoles print Name and Created At, the default).
+  services: {
+    columns: [nameCol, { name: "Type", type: "string", description: "The type of the service." }, { name: "Cluster-IP", type: "string", description: "The IP address of the service." }, { name: "External-IP", type: "string", description: "The list of external IPs of the service." }, { name: "Port(s)", type: "string", description: "The list of ports of the service." }, ageCol, { name: "Selector", type: "string", description: "Route service traffic to pods with label keys and values matching this selector.", priority: 1 }],
+    cells(o, now) {
+      const spec = (o.spec ?? {}) as Obj;
+      const ports = ((spec.ports ?? []) as Obj[]).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ""}/${p.protocol ?? "TCP"}`).join(",");
+      const external = ((spec.externalIPs ?? []) as string[]).join(",");
+      return [o.metadata.name, spec.type ?? "ClusterIP", orNone(spec.clusterIP), orNone(external), orNone(ports), age(o, now), labelsText(spec.selector)];
+    },
+  },
+  configmaps: {
+    columns: [nameCol, { name: "Data", type: "string", description: "Data contains the configuration data." }, ageCol],
+    cells: (o, now) => [o.metadata.name, Object.keys((o as Obj).data ?? {}).length + Object.keys((o as Obj).binaryData ?? {}).length, age(o, now)],
+  },
+  secrets: {
+    columns: [nameCol, { name: "Type", type: "string", description: "The type of the secret" }, { name: "Data", type: "string", description: "The number of data items in the secret" }, ageCol],
+    cells: (o, now) => [o.metadata.name, (o as Obj).type ?? "Opaque", Object.keys((o as Obj).data ?? {}).length, age(o, now)],
+  },
+  serviceaccounts: {
+    columns: [nameCol, { name: "Secrets", type: "string", description: "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use." }, ageCol],
+    cells: (o, now) => [o.metadata.name, ((o as Obj).secrets ?? []).length, age(o, now)],
+  },
+  persistentvolumeclaims: {
+    columns: [nameCol, { name: "Status", type: "string", description: "The phase of the claim." }, { name: "Volume", type: "string", description: "The volume bound to the claim." }, { name: "Capacity", type: "string", description: "The capacity of the bound volume." }, { name: "Access Modes", type: "string", description: "The access modes of the claim." }, { name: "StorageClass", type: "string", description: "The storage class of the claim." }, { name: "VolumeAttributesClass", type: "string", description: "The volume attributes class of the claim." }, ageCol, { name: "VolumeMode", type: "string", description: "The volume mode of the claim.", priority: 1 }],
+    cells(o, now) {
+      const spec = (o.spec ?? {}) as Obj;
+      const status = (o.status ?? {}) as Obj;
+      const modes = ((status.accessModes ?? []) as string[]).map((m) => ACCESS_MODES[m] ?? m).join(",");
+      return [o.metadata.name, status.phase ?? "Pending", spec.volumeName ?? "", status.capacity?.storage ?? "", modes, spec.storageClassName ?? "<unset>", spec.volumeAttributesClassName ?? "<unset>", age(o, now), spec.volumeMode ?? "Filesystem"];
+    },
+  },
+  "networking.k8s.io/networkpolicies": {
+    columns: [nameCol, { name: "Pod-Selector", type: "string", description: "Selects the pods to which this NetworkPolicy object applies." }, ageCol],
+    cells: (o, now) => [o.metadata.name, selectorText((o.spec as Obj)?.podSelector), age(o, now)],
+  },
+  "rbac.authorization.k8s.io/rolebindings": bindingPrinter(),
+  "rbac.authorization.k8s.io/clusterrolebindings": bindingPrinter(),
 };
+
+const ACCESS_MODES: Record<string, string> = { ReadWriteOnce: "RWO", ReadOnlyMany: "ROX", ReadWriteMany: "RWX", ReadWriteOncePod: "RWOP" };
+
+function labelsText(labels: Record<string, string> | undefined): string {
+  const parts = Object.entries(labels ?? {}).map(([k, v]) => `${k}=${v}`);
+  return parts.length ? parts.join(",") : "<none>";
+}
+
+/** A LabelSelector as kubectl prints it: matchLabels as k=v, expressions as k in (a,b), k, !k. */
+function selectorText(sel: Obj | undefined): string {
+  const parts = Object.entries((sel?.matchLabels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`);
+  for (const e of (sel?.matchExpressions ?? []) as Obj[]) {
+    if (e.operator === "Exists") parts.push(e.key);
+    else if (e.operator === "DoesNotExist") parts.push(`!${e.key}`);
+    else parts.push(`${e.key} ${e.operator === "In" ? "in" : "notin"} (${(e.values ?? []).join(",")})`);
+  }
+  return parts.length ? parts.join(",") : "<none>";
+}
+
+function bindingPrinter(): Printer {
+  const subjects = (o: KObject, kind: string) => (((o as Obj).subjects ?? []) as Obj[]).filter((s) => s.kind === kind).map((s) => (kind === "ServiceAccount" ? `${s.namespace ?? o.metadata.namespace ?? ""}/${s.name}` : s.name)).join(", ");
+  return {
+    columns: [nameCol, { name: "Role", type: "string", description: "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace." }, ageCol, { name: "Users", type: "string", description: "Users in the roleBinding", priority: 1 }, { name: "Groups", type: "string", description: "Groups in the roleBinding", priority: 1 }, { name: "ServiceAccounts", type: "string", description: "ServiceAccounts in the roleBinding", priority: 1 }],
+    cells: (o, now) => [o.metadata.name, `${(o as Obj).roleRef?.kind}/${(o as Obj).roleRef?.name}`, age(o, now), subjects(o, "User"), subjects(o, "Group"), subjects(o, "ServiceAccount")],
+  };
+}
 
 const DEFAULT_PRINTER: Printer = {
   columns: [nameCol, { name: "Created At", type: "date", description: ageCol.description }],

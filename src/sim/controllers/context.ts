@@ -19,6 +19,6 @@ export interface ClusterContext {
   update(resource: string, key: string, fn: (copy: KObject) => KObject | void): Entry | undefined;
   /** Graceful pod deletion, as a DELETE through the apiserver. */
   deletePod(key: string, gracePeriodSeconds: number | undefined): KObject | undefined;
-  /** Record an Event about a node. */
-  nodeEvent(name: string, reason: string, message: string, component?: string): void;
+  /** Record an Event about a node (Normal unless `type` says Warning); a repeat of one still held bumps its count. */
+  nodeEvent(name: string, reason: string, message: string, component?: string, type?: "Normal" | "Warning"): void;
 }

@@ -12,6 +12,13 @@ import type { ClusterContext } from "./context.js";
 type Obj = Record<string, any>;
 
 const LEASE_RENEW_MS = 10_000;
+
+/** The reason of the kubelet's event when a pressure condition becomes True or False. */
+const PRESSURE_EVENTS: Record<string, Record<string, string>> = {
+  MemoryPressure: { True: "NodeHasInsufficientMemory", False: "NodeHasSufficientMemory" },
+  DiskPressure: { True: "NodeHasDiskPressure", False: "NodeHasNoDiskPressure" },
+  PIDPressure: { True: "NodeHasInsufficientPID", False: "NodeHasSufficientPID" },
+};
 const NODE_STATUS_REPORT_MS = 5 * 60_000;
 
 export interface AddNodeOptions {
@@ -27,6 +34,8 @@ export class Kubelets {
   private readonly heartbeatDue = new Map<string, number>();
   /** Nodes whose kubelet has stopped posting (churn or test). */
   readonly stopped = new Set<string>();
+  /** Nodes seen with a new boot ID, and that ID: their Rebooted event is due. */
+  private readonly rebooted = new Map<string, string>();
   private nodeCounter = 0;
 
   constructor(private readonly ctx: ClusterContext) {}
@@ -40,6 +49,9 @@ export class Kubelets {
       this.heartbeatDue.delete(name);
       return;
     }
+    // A new boot ID is a machine that restarted: its kubelet says so when it comes back.
+    const bootID = (o: KObject | undefined) => ((o?.status as Obj | undefined)?.nodeInfo as Obj | undefined)?.bootID;
+    if (e.type === "MODIFIED" && bootID(e.prev?.obj) && bootID(e.prev?.obj) !== bootID(e.entry.obj)) this.rebooted.set(name, bootID(e.entry.obj));
     if (!this.leaseDue.has(name)) this.leaseDue.set(name, now + LEASE_RENEW_MS);
     if (!this.heartbeatDue.has(name)) this.heartbeatDue.set(name, now + this.ctx.rng.next() * NODE_STATUS_REPORT_MS);
   }
@@ -51,6 +63,10 @@ export class Kubelets {
    */
   postStatus(now: number, heartbeats: boolean): void {
     const { store, clock } = this.ctx;
+    for (const [node, bootID] of this.rebooted) {
+      this.rebooted.delete(node);
+      if (store.get(R.nodes, node)) this.ctx.nodeEvent(node, "Rebooted", `Node ${node} has been rebooted, boot id: ${bootID}`, "kubelet", "Warning");
+    }
     for (const [node, due] of this.leaseDue) {
       if (due > now || this.stopped.has(node)) continue;
       this.leaseDue.set(node, now + LEASE_RENEW_MS);
@@ -97,11 +113,13 @@ export class Kubelets {
   reportCondition(name: string, type: string, status: "True" | "False" | "Unknown", reason?: string, message?: string): KObject | undefined {
     const now = this.ctx.clock.iso();
     const text = conditionText(type, status);
+    let changed = false;
     const e = this.ctx.update(R.nodes, name, (n) => {
       const conds = (n.status as Obj).conditions as Obj[];
       let c = conds.find((x) => x.type === type);
       if (!c) conds.push((c = { type }));
-      if (c.status !== status) c.lastTransitionTime = now;
+      changed = c.status !== status;
+      if (changed) c.lastTransitionTime = now;
       c.status = status;
       c.lastHeartbeatTime = now;
       c.reason = reason ?? text.reason;
@@ -116,6 +134,9 @@ export class Kubelets {
       const word = status === "True" ? "NodeReady" : "NodeNotReady";
       this.ctx.nodeEvent(name, word, `Node ${name} status is now: ${word}`);
     }
+    // The kubelet's event for a pressure condition that changed (kubelet_node_status.go's recordNodeStatusEvent).
+    const pressure = PRESSURE_EVENTS[type]?.[status];
+    if (e && changed && pressure) this.ctx.nodeEvent(name, pressure, `Node ${name} status is now: ${pressure}`);
     return e?.obj;
   }
 

@@ -1,23 +1,27 @@
 /**
  * The scheduler: binds each pending pod to the least-allocated node that is
- * Ready, schedulable, tolerated, selected and has room for its requests; a pod
+ * Ready, schedulable, tolerated, selected and has room for its requests (cpu,
+ * memory, pods and extended resources such as nvidia.com/gpu); a pod
  * no node can take is marked Unschedulable and retried after a backoff.
  * Its cache of what is requested on each node is also the `allocated` handle.
  */
 import type { Entry, KObject, StoreEvent } from "../store.js";
 import { R } from "../storage-names.js";
-import { bindPod, daemonPodNode, isTerminal, podRequests, selectorFits, toleratesNode, unschedulable } from "../workloads.js";
+import { bindPod, daemonPodNode, isTerminal, podRequests, selectorFits, toleratesNode, unschedulable, type PodRequests } from "../workloads.js";
 import { cpuMillicores, bytes } from "../../k8s/quantity.js";
 import type { ClusterContext } from "./context.js";
 
 type Obj = Record<string, any>;
 
-/** Requested (allocated) or allocatable (capacity) cpu millicores, memory bytes and pods. */
+/** Requested (allocated) or allocatable (capacity) cpu millicores, memory bytes, pods and extended resources (GPUs, hugepages …). */
 export interface NodeResources {
   cpu: number;
   memory: number;
   pods: number;
+  extended: Record<string, number>;
 }
+
+const STANDARD = new Set(["cpu", "memory", "pods", "ephemeral-storage"]);
 
 const UNSCHEDULABLE_BACKOFF_MS = 10_000;
 
@@ -47,7 +51,9 @@ export class Scheduler {
         this.capacity.delete(name);
       } else {
         const a = (obj.status as Obj).allocatable ?? {};
-        this.capacity.set(name, { cpu: cpuMillicores(a.cpu ?? "0"), memory: bytes(a.memory ?? "0"), pods: Number(a.pods ?? 110) });
+        const extended: Record<string, number> = {};
+        for (const [resource, q] of Object.entries(a as Record<string, string>)) if (!STANDARD.has(resource)) extended[resource] = bytes(q);
+        this.capacity.set(name, { cpu: cpuMillicores(a.cpu ?? "0"), memory: bytes(a.memory ?? "0"), pods: Number(a.pods ?? 110), extended });
       }
     }
   }
@@ -56,33 +62,39 @@ export class Scheduler {
     const node = (pod.spec as Obj)?.nodeName as string | undefined;
     if (!node || isTerminal(pod)) return;
     let a = this.alloc.get(node);
-    if (!a) this.alloc.set(node, (a = { cpu: 0, memory: 0, pods: 0 }));
+    if (!a) this.alloc.set(node, (a = { cpu: 0, memory: 0, pods: 0, extended: {} }));
     const r = podRequests(pod);
     a.cpu += sign * r.cpu;
     a.memory += sign * r.memory;
     a.pods += sign;
+    for (const [resource, amount] of Object.entries(r.extended)) a.extended[resource] = (a.extended[resource] ?? 0) + sign * amount;
   }
 
   /** Requested cpu (millicores), memory (bytes) and pod count on a node. */
   allocated(node: string): NodeResources {
-    return { ...(this.alloc.get(node) ?? { cpu: 0, memory: 0, pods: 0 }) };
+    const a = this.alloc.get(node) ?? { cpu: 0, memory: 0, pods: 0, extended: {} };
+    return { ...a, extended: { ...a.extended } };
   }
 
-  private fits(pod: KObject, node: KObject, req: { cpu: number; memory: number }): boolean {
+  private fits(pod: KObject, node: KObject, req: PodRequests): boolean {
     const spec = node.spec as Obj;
     if (spec.unschedulable) return false;
     const ready = ((node.status as Obj).conditions as Obj[]).find((c) => c.type === "Ready");
     if (ready?.status !== "True") return false;
     if (!toleratesNode(pod, node) || !selectorFits(pod, node)) return false;
     const cap = this.capacity.get(node.metadata.name);
-    const a = this.alloc.get(node.metadata.name) ?? { cpu: 0, memory: 0, pods: 0 };
+    const a = this.alloc.get(node.metadata.name) ?? { cpu: 0, memory: 0, pods: 0, extended: {} };
     if (!cap) return false;
+    // NodeResourcesFit: an extended resource the node does not have is 0 allocatable.
+    for (const [resource, amount] of Object.entries(req.extended)) {
+      if (amount > 0 && (a.extended[resource] ?? 0) + amount > (cap.extended[resource] ?? 0)) return false;
+    }
     return a.cpu + req.cpu <= cap.cpu && a.memory + req.memory <= cap.memory && a.pods + 1 <= cap.pods;
   }
 
   private score(node: string, req: { cpu: number; memory: number }): number {
     const cap = this.capacity.get(node)!;
-    const a = this.alloc.get(node) ?? { cpu: 0, memory: 0, pods: 0 };
+    const a = this.alloc.get(node) ?? { cpu: 0, memory: 0, pods: 0, extended: {} };
     return (a.cpu + req.cpu) / cap.cpu + (a.memory + req.memory) / cap.memory;
   }
 

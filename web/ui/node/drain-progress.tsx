@@ -6,14 +6,19 @@ import { when } from "../format";
 import { CANCEL_DRAIN, DRAIN_PROGRESS, type DrainData } from "./node-queries";
 import { ErrorNote } from "../error-note";
 
+const isFinal = (drain: DrainData) => drain.status !== "RUNNING" && drain.status !== "PENDING";
+
 export function DrainProgress({ initial, mayCancel }: { initial: DrainData; mayCancel: boolean }) {
-  const [drain, setDrain] = useState(initial);
+  const [drain, setState] = useState(initial);
+  // A final state (say, from cancelDrain's answer) is never replaced by a running one the
+  // subscription sent before it and delivered after.
+  const setDrain = (next: DrainData) => setState((current) => (isFinal(current) && !isFinal(next) ? current : next));
   const [error, setError] = useState<ApiError | undefined>();
   useEffect(() => {
-    if (initial.status !== "RUNNING" && initial.status !== "PENDING") return;
+    if (isFinal(initial)) return;
     return subscribe<{ drainProgress: DrainData }>(DRAIN_PROGRESS, { id: initial.id }, (data) => setDrain(data.drainProgress), setError);
   }, [initial.id]);
-  const running = drain.status === "RUNNING" || drain.status === "PENDING";
+  const running = !isFinal(drain);
   const cancel = async () => {
     try {
       setDrain((await gql<{ cancelDrain: DrainData }>(CANCEL_DRAIN, { id: drain.id })).cancelDrain);

@@ -39,9 +39,9 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
           setFacts(
             await gql<{ node: NodeFacts | null }>(NODE_FACTS, { cluster, name }).then(
               (d) => ((factsServed = true), d.node ?? undefined),
-              (e: ApiError) => {
-                // A service from before node events and changes: not asked again.
-                if (e.code === "GRAPHQL_VALIDATION_FAILED") factsServed = false;
+              () => {
+                // A service from before node events and changes (the query does not validate): not asked again.
+                factsServed = false;
                 return undefined;
               },
             ),
