@@ -134,7 +134,7 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
     const program = await serve();
     try {
       const ready = await eventually(async () => {
-        const res = await fetch(`${program.url}/readyz`);
+        const res = await fetch(`${program.url}/readyz`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } });
         return res.status === 200 ? res.json() : undefined;
       }, "ready", 60_000);
       assert.deepEqual((ready as any).checks["cluster:in-cluster"], { ok: true });
@@ -191,7 +191,7 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
           const expected = `${resource} is forbidden: User "${SA}" cannot list resource "${resource}" in API group "" at the cluster scope`;
           assert.equal(status.lastError, expected);
           assert.equal(status.synced, false);
-          const readiness = (await (await fetch(`${program.url}/readyz`)).json()) as any;
+          const readiness = (await (await fetch(`${program.url}/readyz`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } })).json()) as any;
           assert.deepEqual(readiness.checks["cluster:in-cluster"], { ok: true, detail: `forbidden: ${expected}` });
           seen.push(`not synced; \`clusters { lastError }\`: ${expected}; \`/readyz\` check \`cluster:in-cluster\`: \`forbidden: ${resource} is forbidden: …\` (ready: a failed cluster never holds the others back)`);
         } else {

@@ -39,8 +39,6 @@ const CLUSTER_GRANTS = [
   "apps/daemonsets:get",
   "/events:list", "/events:watch",
   "metrics.k8s.io/nodes:list",
-  "/events:list", "/events:watch",
-  "coordination.k8s.io/leases:list", "coordination.k8s.io/leases:watch",
 ];
 const LEASE_GRANTS = ["coordination.k8s.io/leases:get", "coordination.k8s.io/leases:create", "coordination.k8s.io/leases:update"];
 const NODE_LEASE_GRANTS = ["coordination.k8s.io/leases:list", "coordination.k8s.io/leases:watch"];
