@@ -198,7 +198,8 @@ export class KubeClient {
     // which is refused for the same reason with that Status, and hand on its KubeApiError.
     const done = (error: unknown) => {
       const code = (error as { statusCode?: number } | undefined)?.statusCode;
-      if (code === undefined || code < 400 || code === 410) return onDone(error);
+      // Only a refusal (401, 403) has words worth fetching; a 410 or a refused watch-list (400, 422) is handled by its code.
+      if (code !== 401 && code !== 403) return onDone(error);
       this.getJson(path, { limit: 1 }, 10_000).then(
         () => onDone(error),
         (status: unknown) => onDone(status instanceof KubeApiError && status.statusCode === code ? status : error),
