@@ -14,11 +14,12 @@ describe("a reconcile that meets a database outage", () => {
     const sim = await startSimWithKubeconfig({ nodes: 3, seed: 42, clockSpeed: 0, historySize: 5 });
     const fresh = await postgres.create();
     const database = new URL((fresh.config as { url: string }).url).pathname.slice(1);
-    const { app, url } = await startTestApp(
+    const { app, url, logs } = await startTestApp(
       { clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, database: fresh.config },
       { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 } },
     );
-    const lists = () => sim.sim.requestLog().filter((r) => r.verb === "list" && r.path.startsWith("/api/v1/nodes")).length;
+    // The whole state again, by watch-list (the simulator speaks it) or by LIST: the reflector says which.
+    const lists = () => logs.lines.filter((l) => l.resource === "nodes" && (l.msg === "listed" || l.msg === "streamed the initial state (watch-list)")).length;
     const readyTransitions = async (node: string) => {
       const client = new pg.Client({ connectionString: (fresh.config as { url: string }).url });
       await client.connect();
