@@ -187,7 +187,7 @@ export class KubeClient {
    * Starts a watch; `onEvent` gets each event's type and raw object, `onDone` is called
    * exactly once when the stream ends for any reason. Returns the abort handle.
    */
-  watch(
+  async watch(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
     onEvent: (type: WatchEventType, object: Record<string, any>) => void,
@@ -196,15 +196,19 @@ export class KubeClient {
     // client-node's Watch keeps only the status line of a refused watch ("Forbidden"), while the
     // apiserver's Status says which permission is missing: ask once more with a one-item list,
     // which is refused for the same reason with that Status, and hand on its KubeApiError.
+    let statusLookup: Promise<void> | undefined;
     const done = (error: unknown) => {
       const code = (error as { statusCode?: number } | undefined)?.statusCode;
       // Only a refusal (401, 403) has words worth fetching; a 410 or a refused watch-list (400, 422) is handled by its code.
       if (code !== 401 && code !== 403) return onDone(error);
-      this.getJson(path, { limit: 1 }, 10_000).then(
+      statusLookup = this.getJson(path, { limit: 1 }, 10_000).then(
         () => onDone(error),
         (status: unknown) => onDone(status instanceof KubeApiError && status.statusCode === code ? status : error),
       );
     };
-    return this.watcher.watch(path, query, (type: string, object: Record<string, any>) => onEvent(type as WatchEventType, object), done);
+    const controller = await this.watcher.watch(path, query, (type: string, object: Record<string, any>) => onEvent(type as WatchEventType, object), done);
+    // A refused watch has ended before the caller sees it open, as it did without the lookup.
+    await statusLookup;
+    return controller;
   }
 }
