@@ -24,7 +24,7 @@ import {
   type ReportFormat,
 } from "./report-format.js";
 import { parseDuration } from "./durations.js";
-import { DEFAULT_SERVICE_URL, errorLine, post, ServiceError, type GraphqlResult } from "./service-client.js";
+import { DEFAULT_SERVICE_URL, errorLine, post, serviceBase, ServiceError, type GraphqlResult } from "./service-client.js";
 
 export { DEFAULT_SERVICE_URL };
 export { parseDuration } from "./durations.js";
@@ -170,16 +170,7 @@ function source(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Source 
   const flagDatabase = flags["database-url"] as string | undefined;
   if (flagUrl !== undefined && flagDatabase !== undefined) throw new ConfigError("give --url or --database-url, not both");
   const token = (flags.token as string | undefined) ?? (env.NODE_INVENTORY_TOKEN || undefined);
-  const service = (url: string, flag: string): Source => {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new ConfigError(`${flag}: not a URL (expected e.g. ${DEFAULT_SERVICE_URL})`);
-    }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new ConfigError(`${flag}: use an http:// or https:// URL`);
-    return { kind: "service", url: url.replace(/\/+$/, ""), ...(token ? { token } : {}) };
-  };
+  const service = (url: string, flag: string): Source => ({ kind: "service", url: serviceBase(url, flag), ...(token ? { token } : {}) });
   if (flagUrl !== undefined) return service(flagUrl, "--url");
   if (flagDatabase !== undefined) return { kind: "database", flags: { "database-url": flagDatabase }, env: {} };
   if (env.NODE_INVENTORY_URL) return service(env.NODE_INVENTORY_URL, "NODE_INVENTORY_URL");

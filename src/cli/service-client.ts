@@ -26,9 +26,8 @@ export interface GraphqlResult<T = Record<string, any>> {
   errors?: readonly { message: string; extensions?: { code?: unknown } }[];
 }
 
-/** --url / NODE_INVENTORY_URL and --token / NODE_INVENTORY_TOKEN; flags win. @throws ConfigError for a URL that is none. */
-export function serviceTarget(flags: { url?: string; token?: string }, env: NodeJS.ProcessEnv): ServiceTarget {
-  const [url, flag] = flags.url !== undefined ? [flags.url, "--url"] : env.NODE_INVENTORY_URL ? [env.NODE_INVENTORY_URL, "NODE_INVENTORY_URL"] : [DEFAULT_SERVICE_URL, "--url"];
+/** `url` checked as an http(s) URL, without trailing slashes. @throws ConfigError naming `flag`. */
+export function serviceBase(url: string, flag: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -36,7 +35,13 @@ export function serviceTarget(flags: { url?: string; token?: string }, env: Node
     throw new ConfigError(`${flag}: not a URL (expected e.g. ${DEFAULT_SERVICE_URL})`);
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new ConfigError(`${flag}: use an http:// or https:// URL`);
-  const base = url.replace(/\/+$/, "");
+  return url.replace(/\/+$/, "");
+}
+
+/** --url / NODE_INVENTORY_URL and --token / NODE_INVENTORY_TOKEN; flags win. @throws ConfigError for a URL that is none. */
+export function serviceTarget(flags: { url?: string; token?: string }, env: NodeJS.ProcessEnv): ServiceTarget {
+  const [url, flag] = flags.url !== undefined ? [flags.url, "--url"] : env.NODE_INVENTORY_URL ? [env.NODE_INVENTORY_URL, "NODE_INVENTORY_URL"] : [DEFAULT_SERVICE_URL, "--url"];
+  const base = serviceBase(url, flag);
   const token = flags.token ?? (env.NODE_INVENTORY_TOKEN || undefined);
   return { endpoint: base.endsWith("/graphql") ? base : `${base}/graphql`, ...(token ? { token } : {}) };
 }
