@@ -133,6 +133,12 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
     return this.nodeReflector.state.synced;
   }
 
+  /** The first load is over: nodes listed, and pods listed or refused (the bulk of a sync is its pods). */
+  initialLoadSettled(): boolean {
+    const pods = this.podReflector.state;
+    return this.nodeReflector.state.synced && (pods.synced || pods.lastError !== undefined);
+  }
+
   node(name: string): CachedNode | undefined {
     return this.nodes.get(name);
   }

@@ -292,9 +292,15 @@ export class HistoryRecorder {
   private async reconcileObservations(clusterName: string): Promise<NodeObservation[]> {
     const cache: ClusterCache | undefined = this.o.clusters.get(clusterName);
     if (!cache || !this.leading.has(clusterName)) return [];
-    // Leadership can come before the first list: wait for it rather than lose this reconcile.
-    for (let waited = 0; !cache.nodesSynced(); waited += 100) {
-      if (this.stopped || waited >= 60_000) return [];
+    // Leadership can come before the first list: wait for the nodes rather than lose this
+    // reconcile. It also waits (up to a minute) for the pods' first list, the bulk of a sync, so
+    // that writing every node does not share the CPU with it and hold back readiness.
+    for (let waited = 0; !cache.initialLoadSettled(); waited += 100) {
+      if (this.stopped) return [];
+      if (waited >= 60_000) {
+        if (cache.nodesSynced()) break;
+        return [];
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const at = new Date();

@@ -5,7 +5,7 @@ import { Prisma } from "../db/generated/client.js";
 import { isContentRefusal } from "../db/database-errors.js";
 import { storable } from "../db/storable-text.js";
 import type { HistoryNotice } from "../pubsub/pubsub.js";
-import { diffNode, type NodeSnapshot, type Observation } from "./history-diff.js";
+import { diffNode, type MaintenanceRecord, type NodeChangeRecord, type NodeSnapshot, type Observation, type TransitionRecord } from "./history-diff.js";
 
 /** One observation to record: the node as seen (undefined: deleted), and how it was seen. */
 export interface NodeObservation extends Observation {
@@ -74,25 +74,24 @@ export class HistoryStore {
         const rows = await tx.nodeState.findMany({ where: { cluster, name: { in: names } } });
         const state = new Map<string, NodeSnapshot>(rows.map((row) => [row.name, fromRow(row)]));
         const touched = new Set<string>();
-        const transitions: Prisma.ConditionTransitionCreateManyInput[] = [];
-        const changes: Prisma.NodeChangeCreateManyInput[] = [];
-        const maintenance: Prisma.MaintenanceEventCreateManyInput[] = [];
+        const transitions: TransitionRecord[] = [];
+        const changes: NodeChangeRecord[] = [];
+        const maintenance: MaintenanceRecord[] = [];
         for (const o of observations) {
           // Text from the cluster is made storable (NUL) before it is compared or written, so the
           // recorded state and the rows agree and the database never refuses them for it.
           const diff = storable(diffNode(cluster, o.name, state.get(o.name), o.node && storable(o.node), o));
           transitions.push(...diff.transitions);
-          for (const c of diff.changes) changes.push({ ...c, before: json(c.before), after: json(c.after) });
+          changes.push(...diff.changes);
           maintenance.push(...diff.maintenance);
           if (diff.next) {
             state.set(o.name, diff.next);
             touched.add(o.name);
           }
         }
-        const select = { id: true, node: true } as const;
-        const writtenTransitions = await inChunks("condition_transition", transitions, (data) => tx.conditionTransition.createManyAndReturn({ data, skipDuplicates: true, select }));
-        const writtenChanges = await inChunks("node_change", changes, (data) => tx.nodeChange.createManyAndReturn({ data, skipDuplicates: true, select: { node: true, field: true, after: true } }));
-        const writtenEvents = await inChunks("maintenance_event", maintenance, (data) => tx.maintenanceEvent.createManyAndReturn({ data, skipDuplicates: true, select }));
+        const writtenTransitions = await inChunks("condition_transition", transitions, (part) => insertTransitions(tx, part));
+        const writtenChanges = await inChunks("node_change", changes, (part) => insertChanges(tx, part));
+        const writtenEvents = await inChunks("maintenance_event", maintenance, (part) => insertMaintenance(tx, part));
         await inChunks("node_state", [...touched].map((name) => [name, state.get(name)!] as const), async (part) => (await upsertPart(tx, cluster, part), []));
 
         const at = new Date().toISOString();
@@ -105,7 +104,7 @@ export class HistoryStore {
         for (const row of writtenTransitions) notice(row.node).transitions.push(String(row.id));
         for (const row of writtenEvents) notice(row.node).maintenance.push(String(row.id));
         for (const row of writtenChanges) {
-          if (row.field === "SCHEDULABILITY") notice(row.node).unschedulable = (row.after as { unschedulable: boolean }).unschedulable;
+          if (row.field === "SCHEDULABILITY") notice(row.node).unschedulable = row.unschedulable === true;
           if (row.field === "DELETED") notice(row.node).deleted = true;
         }
         return { transitions: writtenTransitions.length, changes: writtenChanges.length, maintenance: writtenEvents.length, notices: [...notices.values()], refused };
@@ -125,15 +124,12 @@ function transactionTimeoutMs(observations: number): number {
 }
 
 /**
- * Rows per statement. A reconcile writes a row or more for every node of a cluster at once:
- * past about 3,000 rows Prisma splits one createMany by its bind-parameter limit and sends the
- * parts concurrently on the transaction's connection (pg 8 queues them with a deprecation
- * warning; pg 9 would refuse), and one node_state upsert of ~5,500 nodes would pass
- * PostgreSQL's 65,535 parameters. So rows go in parts of this size, one after the other;
- * small enough that compiling and running one part holds the event loop only briefly between
- * the turns {@link parts} gives it.
+ * Rows per statement. A reconcile writes a row or more for every node of a cluster at once
+ * (5,000 nodes are ~30,000 rows); PGlite runs each statement in this thread without a break, so
+ * parts keep the event loop turning between them ({@link parts}) while each statement still
+ * carries enough rows to be cheap per row.
  */
-const ROWS_PER_STATEMENT = 250;
+const ROWS_PER_STATEMENT = 1_000;
 
 /**
  * The parts of `rows`, with a turn of the event loop before each but the first. Prisma's query
@@ -177,25 +173,60 @@ function rowByRow(tx: Prisma.TransactionClient, refused: ApplyResult["refused"])
 }
 
 
+/*
+ * The writes are SQL of our own: each part's rows travel as one JSON parameter that PostgreSQL
+ * unpacks with jsonb_to_recordset. Prisma's createMany built a statement with a bind parameter
+ * per column per row, and compiling those took most of a 5,000-node reconcile's CPU; one
+ * parameter also keeps a part clear of PostgreSQL's 65,535-parameter limit. ON CONFLICT DO
+ * NOTHING is createMany's skipDuplicates: the natural keys make a replay add nothing, and
+ * RETURNING gives back only the rows this write added.
+ */
+
+function insertTransitions(tx: Prisma.TransactionClient, rows: TransitionRecord[]): Promise<{ id: bigint; node: string }[]> {
+  return tx.$queryRaw`
+    INSERT INTO condition_transition (cluster, node, type, "from", "to", reason, message, at, reconciled)
+    SELECT cluster, node, type, "from", "to", reason, message, at, reconciled
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS r(cluster text, node text, type text, "from" text, "to" text, reason text, message text, at timestamptz, reconciled boolean)
+    ON CONFLICT DO NOTHING
+    RETURNING id, node`;
+}
+
+function insertChanges(tx: Prisma.TransactionClient, rows: NodeChangeRecord[]): Promise<{ node: string; field: string; unschedulable: boolean | null }[]> {
+  // before/after go as JSON text, so a value that is JSON null is stored as JSON null (as Prisma.JsonNull did), not SQL NULL.
+  const data = rows.map((c) => ({ ...c, before: JSON.stringify(c.before ?? null), after: JSON.stringify(c.after ?? null) }));
+  return tx.$queryRaw`
+    INSERT INTO node_change (cluster, node, field, item, before, after, at, key, reconciled, actor)
+    SELECT cluster, node, field, item, before::jsonb, after::jsonb, at, key, reconciled, actor
+    FROM jsonb_to_recordset(${JSON.stringify(data)}::jsonb)
+      AS r(cluster text, node text, field text, item text, before text, after text, at timestamptz, key text, reconciled boolean, actor text)
+    ON CONFLICT DO NOTHING
+    RETURNING node, field, (after ->> 'unschedulable')::boolean AS unschedulable`;
+}
+
+function insertMaintenance(tx: Prisma.TransactionClient, rows: MaintenanceRecord[]): Promise<{ id: bigint; node: string }[]> {
+  return tx.$queryRaw`
+    INSERT INTO maintenance_event (cluster, node, kind, actor, reason, at, detail, dedupe_key)
+    SELECT cluster, node, kind, actor, reason, at, detail, "dedupeKey"
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS r(cluster text, node text, kind text, actor text, reason text, at timestamptz, detail text, "dedupeKey" text)
+    ON CONFLICT DO NOTHING
+    RETURNING id, node`;
+}
+
 async function upsertPart(tx: Prisma.TransactionClient, cluster: string, states: (readonly [string, NodeSnapshot])[]): Promise<void> {
-  const rows = states.map(
-    ([name, s]) =>
-      Prisma.sql`(${cluster}, ${name}, ${s.uid}, ${JSON.stringify(s.conditions)}::jsonb, ${s.unschedulable}, ${s.kubeletVersion},
-        ${s.containerRuntime}, ${JSON.stringify(s.labels)}::jsonb, ${JSON.stringify(s.taints)}::jsonb, ${s.firstSeenAt}, ${s.deletedAt}, now(),
-        ${s.bootId}, ${s.changeNote})`,
-  );
+  const rows = states.map(([name, s]) => ({ name, ...s }));
   await tx.$executeRaw`
     INSERT INTO node_state (cluster, name, uid, conditions, unschedulable, kubelet_version, container_runtime, labels, taints, first_seen_at, deleted_at, updated_at, boot_id, change_note)
-    VALUES ${Prisma.join(rows)}
+    SELECT ${cluster}, name, uid, conditions, unschedulable, "kubeletVersion", "containerRuntime", labels, taints, "firstSeenAt", "deletedAt", now(), "bootId", "changeNote"
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS r(name text, uid text, conditions jsonb, unschedulable boolean, "kubeletVersion" text, "containerRuntime" text, labels jsonb, taints jsonb,
+           "firstSeenAt" timestamptz, "deletedAt" timestamptz, "bootId" text, "changeNote" text)
     ON CONFLICT (cluster, name) DO UPDATE SET
       uid = EXCLUDED.uid, conditions = EXCLUDED.conditions, unschedulable = EXCLUDED.unschedulable,
       kubelet_version = EXCLUDED.kubelet_version, container_runtime = EXCLUDED.container_runtime,
       labels = EXCLUDED.labels, taints = EXCLUDED.taints, first_seen_at = EXCLUDED.first_seen_at,
       deleted_at = EXCLUDED.deleted_at, updated_at = now(), boot_id = EXCLUDED.boot_id, change_note = EXCLUDED.change_note`;
-}
-
-function json(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
-  return value === null || value === undefined ? Prisma.JsonNull : (value as Prisma.InputJsonValue);
 }
 
 function fromRow(row: {

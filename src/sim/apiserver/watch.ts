@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimCluster } from "../cluster.js";
-import type { KObject, StoreEvent } from "../store.js";
+import type { Entry, KObject, StoreEvent } from "../store.js";
 import { apiVersionOf, type ResourceDef } from "./resources.js";
 import { badRequest, gone, invalid, timeout as tooLargeResourceVersion } from "./status.js";
 import { renderTable, wantsTable } from "./table.js";
@@ -23,11 +23,15 @@ interface Watcher {
   version: string;
   def: ResourceDef;
   table: boolean;
+  /** Changes that came while the initial state was still being written: sent after it, in order. */
+  pending?: (Buffer | string)[];
   close: () => void;
 }
 
 const NL_CLOSE = Buffer.from("}\n");
 const ADDED = Buffer.from('{"type":"ADDED","object":');
+/** Initial events go out in writes of about this size. */
+const INITIAL_CHUNK_BYTES = 1 << 20;
 const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;
 
 /** Every open watch of one simulated apiserver. */
@@ -102,25 +106,53 @@ export class WatchServer {
         res.end();
       },
     };
-    const bookmark = (annotations?: Record<string, string>) =>
-      res.write(`{"type":"BOOKMARK","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{"resourceVersion":"${store.resourceVersion}","creationTimestamp":null${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}}}}\n`);
-    // Initial state or history first, synchronously, so no change slips between.
+    const bookmark = (annotations?: Record<string, string>, resourceVersion = store.resourceVersion) =>
+      res.write(`{"type":"BOOKMARK","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{"resourceVersion":"${resourceVersion}","creationTimestamp":null${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}}}}\n`);
     if (sendInitialEvents === "true" || (sendInitialEvents === null && (rvText === "" || rvText === "0"))) {
-      for (const e of store.list(resource, t.namespace)) {
-        if (!sel.matches(e.obj)) continue;
-        if (table) res.write(`{"type":"ADDED","object":${JSON.stringify(renderTable(resource, [e.obj], this.cluster.clock.now(), { resourceVersion: e.obj.metadata.resourceVersion }))}}\n`);
-        else res.write(t.version === t.def.versions[0] ? Buffer.concat([ADDED, e.bytes, NL_CLOSE]) : `{"type":"ADDED","object":${versioned(e.json, t)}}\n`);
-      }
-      if (sendInitialEvents === "true") bookmark({ "k8s.io/initial-events-end": "true" });
-    } else if (rvText !== "" && rvText !== "0") {
-      for (const e of store.eventsAfter(resource, Number(rvText))) this.deliver(w, e);
+      // The state as of now (entries are immutable, so the snapshot holds), written at the
+      // reader's pace; changes after it wait in `pending` so that none slips between.
+      const snapshot: Entry[] = [];
+      for (const e of store.list(resource, t.namespace)) if (sel.matches(e.obj)) snapshot.push(e);
+      const snapshotRv = store.resourceVersion;
+      w.pending = [];
+      const line = (e: Entry): Buffer =>
+        table
+          ? Buffer.from(`{"type":"ADDED","object":${JSON.stringify(renderTable(resource, [e.obj], this.cluster.clock.now(), { resourceVersion: e.obj.metadata.resourceVersion }))}}\n`)
+          : t.version === t.def.versions[0]
+            ? e.bytes
+            : Buffer.from(`{"type":"ADDED","object":${versioned(e.json, t)}}\n`);
+      const framed = !table && t.version === t.def.versions[0];
+      let i = 0;
+      const pump = (): void => {
+        while (i < snapshot.length) {
+          if (!this.watchers.has(w)) return;
+          const parts: Buffer[] = [];
+          let size = 0;
+          while (i < snapshot.length && size < INITIAL_CHUNK_BYTES) {
+            const bytes = line(snapshot[i++]!);
+            if (framed) parts.push(ADDED, bytes, NL_CLOSE);
+            else parts.push(bytes);
+            size += bytes.length;
+          }
+          // One buffer per megabyte: a Buffer.concat per object allocated 150,000 small buffers, most of a large watch-list's time.
+          if (!res.write(Buffer.concat(parts))) return void res.once("drain", pump);
+        }
+        if (!this.watchers.has(w)) return;
+        if (sendInitialEvents === "true") bookmark({ "k8s.io/initial-events-end": "true" }, snapshotRv);
+        for (const change of w.pending!) res.write(change);
+        delete w.pending;
+      };
+      this.watchers.add(w);
+      pump();
+    } else {
+      if (rvText !== "" && rvText !== "0") for (const e of store.eventsAfter(resource, Number(rvText))) this.deliver(w, e);
+      this.watchers.add(w);
     }
-    this.watchers.add(w);
     const timeout = Number(q.get("timeoutSeconds") ?? 0);
     // Without timeoutSeconds the apiserver ends watches after 30-60 minutes.
     timer = setTimeout(() => w.close(), (timeout > 0 ? timeout : 1800 + Math.floor(this.cluster.rng.next() * 1800)) * 1000);
     if (q.get("allowWatchBookmarks") === "true") {
-      bookmarkTimer = setInterval(() => bookmark(), this.bookmarkIntervalMs);
+      bookmarkTimer = setInterval(() => w.pending === undefined && bookmark(), this.bookmarkIntervalMs);
     }
     req.socket.on("close", () => w.close());
     res.on("close", () => w.close());
@@ -148,11 +180,15 @@ export class WatchServer {
     } else if (!w.matches(obj)) return;
     if (w.table) {
       const table = renderTable(w.resource, [obj], this.cluster.clock.now(), { resourceVersion: obj.metadata.resourceVersion });
-      w.res.write(`{"type":"${type}","object":${JSON.stringify(table)}}\n`);
+      this.send(w, `{"type":"${type}","object":${JSON.stringify(table)}}\n`);
       return;
     }
-    const line = w.version === w.def.versions[0] ? this.eventLine(e, type) : versioned(this.eventLine(e, type).toString(), w);
-    w.res.write(line);
+    this.send(w, w.version === w.def.versions[0] ? this.eventLine(e, type) : versioned(this.eventLine(e, type).toString(), w));
+  }
+
+  private send(w: Watcher, line: Buffer | string): void {
+    if (w.pending) w.pending.push(line);
+    else w.res.write(line);
   }
 
   private fanOut(e: StoreEvent): void {
