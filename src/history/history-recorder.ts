@@ -7,6 +7,7 @@ import { projection } from "./history-diff.js";
 import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
 import { isContentRefusal } from "../db/database-errors.js";
 import type { HistoryStore, NodeObservation } from "./history-store.js";
+import { runWriteLoop, Wakeup } from "./write-loop.js";
 
 export interface HistoryRecorderOptions {
   clusters: ClusterRegistry;
@@ -66,7 +67,7 @@ export class HistoryRecorder {
   private readonly electors = new Map<string, LeaseElector>();
   private readonly leading = new Set<string>();
   private readonly unsubscribe: (() => void)[] = [];
-  private wake: (() => void) | undefined;
+  private readonly wakeup = new Wakeup();
   private loop: Promise<void> | undefined;
   private stopped = false;
   private needsReconcile = false;
@@ -137,12 +138,12 @@ export class HistoryRecorder {
     await Promise.all([...this.electors.values()].map((elector) => elector.stop()));
     const deadline = setTimeout(() => {
       this.stopped = true;
-      this.wake?.();
+      this.wakeup.wake();
     }, flushTimeoutMs);
     this.push(undefined);
     await this.drained();
     this.stopped = true;
-    this.wake?.();
+    this.wakeup.wake();
     await this.loop;
     clearTimeout(deadline);
     if (this.queue.length) this.o.logger.warn({ pending: this.queue.length }, "history not written at shutdown; the next start reconciles it");
@@ -178,48 +179,41 @@ export class HistoryRecorder {
       this.queue.push(job);
       this.status.pending = this.queue.length;
     }
-    this.wake?.();
+    this.wakeup.wake();
   }
 
   private async drained(): Promise<void> {
     while (this.queue.length && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopped) {
-      if (this.queue.length === 0) {
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        continue;
-      }
-      try {
-        // A reconcile reads the database too: inside the try, so an outage is retried, not fatal.
+  private run(): Promise<void> {
+    return runWriteLoop({
+      wakeup: this.wakeup,
+      status: this.status,
+      logger: this.o.logger,
+      stopped: () => this.stopped,
+      pending: () => this.queue.length,
+      write: async () => {
+        // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
         const [batch, count] = await this.nextBatch();
         if (batch.length) await this.write(batch);
         this.queue.splice(0, count);
         this.status.pending = this.queue.length;
-        if (!this.status.databaseUp) this.o.logger.info("history database writable again");
-        this.status.databaseUp = true;
+      },
+      written: () => {
         delete this.status.lastError;
         delete this.status.stalledSince;
-        failures = 0;
         if (this.needsReconcile) {
           this.needsReconcile = false;
           for (const cluster of this.leading) this.push({ kind: "reconcile", cluster });
         }
-      } catch (error) {
-        failures++;
-        const delay = Math.min(5_000, 100 * 2 ** Math.min(failures, 6));
-        if (this.status.databaseUp) this.o.logger.warn({ err: (error as Error).message, pending: this.queue.length }, "history write failed: buffering and retrying");
-        this.status.databaseUp = false;
+      },
+      failed: (error) => {
         this.status.lastError = (error as Error).message;
         this.status.stalledSince ??= new Date();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.wake = () => (clearTimeout(timer), resolve());
-        });
-      }
-    }
+      },
+      messages: { up: "history database writable again", down: "history write failed: buffering and retrying" },
+    });
   }
 
   /**
