@@ -7,7 +7,7 @@ import { projection } from "./history-diff.js";
 import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
 import { isContentRefusal } from "../db/database-errors.js";
 import type { HistoryStore, NodeObservation } from "./history-store.js";
-import { runWriteLoop, Wakeup } from "./write-loop.js";
+import { WriteLoop } from "./write-loop.js";
 
 export interface HistoryRecorderOptions {
   clusters: ClusterRegistry;
@@ -67,9 +67,7 @@ export class HistoryRecorder {
   private readonly electors = new Map<string, LeaseElector>();
   private readonly leading = new Set<string>();
   private readonly unsubscribe: (() => void)[] = [];
-  private readonly wakeup = new Wakeup();
-  private loop: Promise<void> | undefined;
-  private stopped = false;
+  private readonly writes: WriteLoop;
   private needsReconcile = false;
   /** "started" with a cluster's name when this replica takes its Lease (node events follow it). */
   readonly leadership = new EventEmitter<{ started: [string] }>();
@@ -77,6 +75,31 @@ export class HistoryRecorder {
 
   constructor(options: HistoryRecorderOptions) {
     this.o = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...options };
+    this.writes = new WriteLoop({
+      status: this.status,
+      logger: this.o.logger,
+      pending: () => this.queue.length,
+      write: async () => {
+        // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
+        const [batch, count] = await this.nextBatch();
+        if (batch.length) await this.write(batch);
+        this.queue.splice(0, count);
+        this.status.pending = this.queue.length;
+      },
+      written: () => {
+        delete this.status.lastError;
+        delete this.status.stalledSince;
+        if (this.needsReconcile) {
+          this.needsReconcile = false;
+          for (const cluster of this.leading) this.push({ kind: "reconcile", cluster });
+        }
+      },
+      failed: (error) => {
+        this.status.lastError = (error as Error).message;
+        this.status.stalledSince ??= new Date();
+      },
+      messages: { up: "history database writable again", down: "history write failed: buffering and retrying" },
+    });
   }
 
   start(): void {
@@ -107,7 +130,7 @@ export class HistoryRecorder {
       this.electors.set(cache.name, elector);
       elector.start();
     }
-    this.loop = this.run();
+    this.writes.start();
   }
 
   /** Each cluster's Lease: who holds it, so a replica standing by says whom it waits on. */
@@ -137,14 +160,11 @@ export class HistoryRecorder {
     for (const off of this.unsubscribe) off();
     await Promise.all([...this.electors.values()].map((elector) => elector.stop()));
     const deadline = setTimeout(() => {
-      this.stopped = true;
-      this.wakeup.wake();
+      void this.writes.stop();
     }, flushTimeoutMs);
     this.push(undefined);
     await this.drained();
-    this.stopped = true;
-    this.wakeup.wake();
-    await this.loop;
+    await this.writes.stop();
     clearTimeout(deadline);
     if (this.queue.length) this.o.logger.warn({ pending: this.queue.length }, "history not written at shutdown; the next start reconciles it");
   }
@@ -179,41 +199,11 @@ export class HistoryRecorder {
       this.queue.push(job);
       this.status.pending = this.queue.length;
     }
-    this.wakeup.wake();
+    this.writes.wake();
   }
 
   private async drained(): Promise<void> {
-    while (this.queue.length && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-
-  private run(): Promise<void> {
-    return runWriteLoop({
-      wakeup: this.wakeup,
-      status: this.status,
-      logger: this.o.logger,
-      stopped: () => this.stopped,
-      pending: () => this.queue.length,
-      write: async () => {
-        // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
-        const [batch, count] = await this.nextBatch();
-        if (batch.length) await this.write(batch);
-        this.queue.splice(0, count);
-        this.status.pending = this.queue.length;
-      },
-      written: () => {
-        delete this.status.lastError;
-        delete this.status.stalledSince;
-        if (this.needsReconcile) {
-          this.needsReconcile = false;
-          for (const cluster of this.leading) this.push({ kind: "reconcile", cluster });
-        }
-      },
-      failed: (error) => {
-        this.status.lastError = (error as Error).message;
-        this.status.stalledSince ??= new Date();
-      },
-      messages: { up: "history database writable again", down: "history write failed: buffering and retrying" },
-    });
+    while (this.queue.length && !this.writes.stopped) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
   /**
@@ -288,7 +278,7 @@ export class HistoryRecorder {
     if (!cache || !this.leading.has(clusterName)) return [];
     // Leadership can come before the first list: wait for it rather than lose this reconcile.
     for (let waited = 0; !cache.nodesSynced(); waited += 100) {
-      if (this.stopped || waited >= 60_000) return [];
+      if (this.writes.stopped || waited >= 60_000) return [];
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const at = new Date();

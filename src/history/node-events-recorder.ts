@@ -16,7 +16,7 @@ import type { CachedNodeEvent } from "../cluster/node-event.js";
 import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import type { Logger } from "../log/logger.js";
 import { rowOf, type NodeEventsStore } from "./node-events-store.js";
-import { runWriteLoop, Wakeup } from "./write-loop.js";
+import { WriteLoop } from "./write-loop.js";
 
 export interface NodeEventsRecorderOptions {
   clusters: ClusterRegistry;
@@ -46,15 +46,35 @@ export class NodeEventsRecorder {
   private readonly leading = new Set<string>();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly leadership: PeriodicTask;
-  private readonly wakeup = new Wakeup();
-  private loop: Promise<void> | undefined;
-  private stopped = false;
+  private readonly writes: WriteLoop;
   private rewriteAll = false;
   readonly status: NodeEventsRecorderStatus = { pending: 0, dropped: 0, recorded: 0, databaseUp: true };
 
   constructor(options: NodeEventsRecorderOptions) {
     this.o = { bufferSize: 50_000, batchSize: 500, leadershipCheckMs: 1_000, ...options };
     this.leadership = new PeriodicTask({ run: async () => this.checkLeadership(), delayMs: () => this.o.leadershipCheckMs, immediately: true });
+    this.writes = new WriteLoop({
+      status: this.status,
+      logger: this.o.logger,
+      pending: () => this.pending.size,
+      write: async () => {
+        const batch = [...this.pending].slice(0, this.o.batchSize);
+        this.status.recorded += await this.o.store.upsert(batch.map(([, { event, seenAt }]) => rowOf(event, seenAt)));
+        // Only what was written goes: a newer version that arrived meanwhile stays queued.
+        for (const [key, entry] of batch) if (this.pending.get(key) === entry) this.pending.delete(key);
+        this.status.pending = this.pending.size;
+      },
+      written: () => {
+        if (this.rewriteAll) {
+          this.rewriteAll = false;
+          for (const cluster of this.leading) this.pushAll(cluster);
+        }
+      },
+      failed: () => {
+        this.rewriteAll = true;
+      },
+      messages: { up: "node events writable again", down: "node events write failed: keeping them and retrying" },
+    });
   }
 
   start(): void {
@@ -68,7 +88,7 @@ export class NodeEventsRecorder {
     this.o.leadership?.on("started", onLeading);
     this.unsubscribe.push(() => this.o.leadership?.off("started", onLeading));
     this.leadership.start();
-    this.loop = this.run();
+    this.writes.start();
   }
 
   /** Stops taking events and writes what waits, for `flushTimeoutMs` at most. */
@@ -77,9 +97,7 @@ export class NodeEventsRecorder {
     await this.leadership.stop();
     const deadline = Date.now() + flushTimeoutMs;
     while (this.pending.size && this.status.databaseUp && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    this.stopped = true;
-    this.wakeup.wake();
-    await this.loop;
+    await this.writes.stop();
     if (this.pending.size) this.o.logger.warn({ pending: this.pending.size }, "node events not written at shutdown; the next leader writes them from its cache");
   }
 
@@ -112,33 +130,7 @@ export class NodeEventsRecorder {
     this.pending.set(key, { event, seenAt: new Date() });
     this.status.pending = this.pending.size;
     // While writes fail the retry's backoff stands: new events must not turn it into a busy loop.
-    if (this.status.databaseUp) this.wakeup.wake();
+    if (this.status.databaseUp) this.writes.wake();
   }
 
-  private run(): Promise<void> {
-    return runWriteLoop({
-      wakeup: this.wakeup,
-      status: this.status,
-      logger: this.o.logger,
-      stopped: () => this.stopped,
-      pending: () => this.pending.size,
-      write: async () => {
-        const batch = [...this.pending].slice(0, this.o.batchSize);
-        this.status.recorded += await this.o.store.upsert(batch.map(([, { event, seenAt }]) => rowOf(event, seenAt)));
-        // Only what was written goes: a newer version that arrived meanwhile stays queued.
-        for (const [key, entry] of batch) if (this.pending.get(key) === entry) this.pending.delete(key);
-        this.status.pending = this.pending.size;
-      },
-      written: () => {
-        if (this.rewriteAll) {
-          this.rewriteAll = false;
-          for (const cluster of this.leading) this.pushAll(cluster);
-        }
-      },
-      failed: () => {
-        this.rewriteAll = true;
-      },
-      messages: { up: "node events writable again", down: "node events write failed: keeping them and retrying" },
-    });
-  }
 }
