@@ -145,13 +145,26 @@ export function parseLabelArgs(args: readonly string[]): { set: { key: string; v
   return { set, remove };
 }
 
-async function label(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
+/**
+ * `label` and `taint`: `NODE CHANGE...` with --overwrite and --reason, checked in that order (the
+ * node, the changes, the service), then the node as it is now.
+ */
+async function nodeUpdate<T>(
+  command: "label" | "taint",
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  parseChanges: (args: readonly string[]) => T,
+): Promise<{ flags: Record<string, any>; changes: T; target: ServiceTarget; before: NodeNow }> {
   const { flags, positionals } = parse(argv, { overwrite: { type: "boolean" }, reason: { type: "string" } });
-  const [node, ...changes] = positionals;
-  const ref = nodeRef(node, "label");
-  const { set, remove } = parseLabelArgs(changes);
+  const [node, ...args] = positionals;
+  const ref = nodeRef(node, command);
+  const changes = parseChanges(args);
   const target = serviceTarget(flags, env);
-  const before = await current(target, ref);
+  return { flags, changes, target, before: await current(target, ref) };
+}
+
+async function label(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
+  const { flags, changes: { set, remove }, target, before } = await nodeUpdate("label", argv, env, parseLabelArgs);
   const had = new Map(before.labels.map((l) => [l.key, l.value]));
   for (const key of remove) if (!had.has(key)) io.out(`label "${key}" not found.\n`);
   const data: any = await request(
@@ -188,12 +201,7 @@ export function parseTaintArgs(args: readonly string[]): { add: { key: string; v
 }
 
 async function taint(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
-  const { flags, positionals } = parse(argv, { overwrite: { type: "boolean" }, reason: { type: "string" } });
-  const [node, ...changes] = positionals;
-  const ref = nodeRef(node, "taint");
-  const { add, remove } = parseTaintArgs(changes);
-  const target = serviceTarget(flags, env);
-  const before = await current(target, ref);
+  const { flags, changes: { add, remove }, target, before } = await nodeUpdate("taint", argv, env, parseTaintArgs);
   await request(
     target,
     `mutation($cluster: String, $name: String!, $add: [TaintInput!], $remove: [TaintRemovalInput!], $overwrite: Boolean, $reason: String) {

@@ -7,6 +7,7 @@ import { projection } from "./history-diff.js";
 import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
 import { isContentRefusal } from "../db/database-errors.js";
 import type { HistoryStore, NodeObservation } from "./history-store.js";
+import { WriteLoop } from "./write-loop.js";
 
 export interface HistoryRecorderOptions {
   clusters: ClusterRegistry;
@@ -66,9 +67,7 @@ export class HistoryRecorder {
   private readonly electors = new Map<string, LeaseElector>();
   private readonly leading = new Set<string>();
   private readonly unsubscribe: (() => void)[] = [];
-  private wake: (() => void) | undefined;
-  private loop: Promise<void> | undefined;
-  private stopped = false;
+  private readonly writes: WriteLoop;
   private needsReconcile = false;
   /** "started" with a cluster's name when this replica takes its Lease (node events follow it). */
   readonly leadership = new EventEmitter<{ started: [string] }>();
@@ -76,6 +75,31 @@ export class HistoryRecorder {
 
   constructor(options: HistoryRecorderOptions) {
     this.o = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...options };
+    this.writes = new WriteLoop({
+      status: this.status,
+      logger: this.o.logger,
+      pending: () => this.queue.length,
+      write: async () => {
+        // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
+        const [batch, count] = await this.nextBatch();
+        if (batch.length) await this.write(batch);
+        this.queue.splice(0, count);
+        this.status.pending = this.queue.length;
+      },
+      written: () => {
+        delete this.status.lastError;
+        delete this.status.stalledSince;
+        if (this.needsReconcile) {
+          this.needsReconcile = false;
+          for (const cluster of this.leading) this.push({ kind: "reconcile", cluster });
+        }
+      },
+      failed: (error) => {
+        this.status.lastError = (error as Error).message;
+        this.status.stalledSince ??= new Date();
+      },
+      messages: { up: "history database writable again", down: "history write failed: buffering and retrying" },
+    });
   }
 
   start(): void {
@@ -106,7 +130,7 @@ export class HistoryRecorder {
       this.electors.set(cache.name, elector);
       elector.start();
     }
-    this.loop = this.run();
+    this.writes.start();
   }
 
   /** Each cluster's Lease: who holds it, so a replica standing by says whom it waits on. */
@@ -136,14 +160,11 @@ export class HistoryRecorder {
     for (const off of this.unsubscribe) off();
     await Promise.all([...this.electors.values()].map((elector) => elector.stop()));
     const deadline = setTimeout(() => {
-      this.stopped = true;
-      this.wake?.();
+      void this.writes.stop();
     }, flushTimeoutMs);
     this.push(undefined);
     await this.drained();
-    this.stopped = true;
-    this.wake?.();
-    await this.loop;
+    await this.writes.stop();
     clearTimeout(deadline);
     if (this.queue.length) this.o.logger.warn({ pending: this.queue.length }, "history not written at shutdown; the next start reconciles it");
   }
@@ -178,48 +199,11 @@ export class HistoryRecorder {
       this.queue.push(job);
       this.status.pending = this.queue.length;
     }
-    this.wake?.();
+    this.writes.wake();
   }
 
   private async drained(): Promise<void> {
-    while (this.queue.length && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopped) {
-      if (this.queue.length === 0) {
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        continue;
-      }
-      try {
-        // A reconcile reads the database too: inside the try, so an outage is retried, not fatal.
-        const [batch, count] = await this.nextBatch();
-        if (batch.length) await this.write(batch);
-        this.queue.splice(0, count);
-        this.status.pending = this.queue.length;
-        if (!this.status.databaseUp) this.o.logger.info("history database writable again");
-        this.status.databaseUp = true;
-        delete this.status.lastError;
-        delete this.status.stalledSince;
-        failures = 0;
-        if (this.needsReconcile) {
-          this.needsReconcile = false;
-          for (const cluster of this.leading) this.push({ kind: "reconcile", cluster });
-        }
-      } catch (error) {
-        failures++;
-        const delay = Math.min(5_000, 100 * 2 ** Math.min(failures, 6));
-        if (this.status.databaseUp) this.o.logger.warn({ err: (error as Error).message, pending: this.queue.length }, "history write failed: buffering and retrying");
-        this.status.databaseUp = false;
-        this.status.lastError = (error as Error).message;
-        this.status.stalledSince ??= new Date();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.wake = () => (clearTimeout(timer), resolve());
-        });
-      }
-    }
+    while (this.queue.length && !this.writes.stopped) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
   /**
@@ -296,7 +280,7 @@ export class HistoryRecorder {
     // reconcile. It also waits (up to a minute) for the pods' first list, the bulk of a sync, so
     // that writing every node does not share the CPU with it and hold back readiness.
     for (let waited = 0; !cache.initialLoadSettled(); waited += 100) {
-      if (this.stopped) return [];
+      if (this.writes.stopped) return [];
       if (waited >= 60_000) {
         if (cache.nodesSynced()) break;
         return [];

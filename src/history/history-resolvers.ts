@@ -1,15 +1,7 @@
-import DataLoader from "dataloader";
-import { loaderFor } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
-import { nodeHistorySize, type ConditionTransitionView, type HistoryQueries, type MaintenanceEventView } from "./history-queries.js";
+import { nodeHistorySize, type HistoryQueries } from "./history-queries.js";
+import { knownClusterConnection, loadForNode } from "./history-connection.js";
 import type { HistoryClusterCheck } from "../cluster/unknown-cluster.js";
-
-interface NodeRef {
-  cluster: string;
-  node: string;
-}
-
-const nodeRefKey = (ref: NodeRef): string => `${ref.cluster}\u0000${ref.node}`;
 
 /**
  * Query.conditionTransitions, Query.maintenanceEvents, Node.conditionTransitions and
@@ -21,14 +13,8 @@ const nodeRefKey = (ref: NodeRef): string => `${ref.cluster}\u0000${ref.node}`;
 export function historyQueryResolvers(queries: HistoryQueries, known: HistoryClusterCheck = async () => {}): Resolvers {
   return {
     Query: {
-      conditionTransitions: async (_root, args) => {
-        await known(args.filter?.cluster);
-        return queries.conditionTransitions(args.filter, args.first, args.after);
-      },
-      maintenanceEvents: async (_root, args) => {
-        await known(args.filter?.cluster);
-        return queries.maintenanceEvents(args.filter, args.first, args.after);
-      },
+      conditionTransitions: knownClusterConnection(known, queries.conditionTransitions),
+      maintenanceEvents: knownClusterConnection(known, queries.maintenanceEvents),
     },
     Node: {
       conditionTransitions: async (node, args, context) => {
@@ -38,30 +24,12 @@ export function historyQueryResolvers(queries: HistoryQueries, known: HistoryClu
         const type = args.type ?? null;
         const since = args.since ?? null;
         const name = `history:Node.conditionTransitions:${JSON.stringify([type, since?.getTime() ?? null, first])}`;
-        const loader = loaderFor(
-          context,
-          name,
-          () =>
-            new DataLoader<NodeRef, ConditionTransitionView[], string>(
-              (refs) => queries.transitionsForNodes(refs.map((ref) => ({ ...ref, type, since, first }))),
-              { cacheKeyFn: nodeRefKey },
-            ),
-        );
-        return loader.load({ cluster: node.cluster, node: node.name });
+        return loadForNode(context, name, node, (refs) => queries.transitionsForNodes(refs.map((ref) => ({ ...ref, type, since, first }))));
       },
       maintenanceEvents: async (node, args, context) => {
         const first = nodeHistorySize(args.first);
         if (first === 0) return [];
-        const loader = loaderFor(
-          context,
-          `history:Node.maintenanceEvents:${first}`,
-          () =>
-            new DataLoader<NodeRef, MaintenanceEventView[], string>(
-              (refs) => queries.eventsForNodes(refs.map((ref) => ({ ...ref, first }))),
-              { cacheKeyFn: nodeRefKey },
-            ),
-        );
-        return loader.load({ cluster: node.cluster, node: node.name });
+        return loadForNode(context, `history:Node.maintenanceEvents:${first}`, node, (refs) => queries.eventsForNodes(refs.map((ref) => ({ ...ref, first }))));
       },
     },
   };

@@ -5,12 +5,11 @@
  */
 
 import type { Database } from "../db/database.js";
-import { Prisma } from "../db/generated/client.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import type { NodeChange, NodeChangeConnection, NodeChangeFilter, NodeChangeKind } from "../graphql/generated/resolvers-types.js";
-import { pageSize } from "../graphql/page-size.js";
+import type { NodeChange, NodeChangeFilter, NodeChangeKind } from "../graphql/generated/resolvers-types.js";
 import type { Logger } from "../log/logger.js";
-import { afterPosition, atRange, checkInterval, decodeCursor, distinctPairs, NEWEST_FIRST, nodeHistorySize, page } from "./history-queries.js";
+import { historyConnection } from "./history-connection.js";
+import { batchByNode } from "./history-queries.js";
 import { taintText } from "./history-model.js";
 import type { Taint } from "../cluster/model.js";
 
@@ -83,38 +82,21 @@ export class NodeChangeQueries {
    * Query.nodeChanges: newest first, `first` (100 by default, at most 5000) after `after`.
    * @throws AppError BAD_USER_INPUT for a bad `first`, `after` or interval; UNAVAILABLE when the database fails.
    */
-  async nodeChanges(filter: NodeChangeFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<NodeChangeConnection> {
-    const f = filter ?? {};
-    const size = pageSize(first);
-    const position = after != null ? decodeCursor("changes", after) : null;
-    checkInterval(f.since, f.until);
-    const where: Prisma.NodeChangeWhereInput = {
-      AND: [
-        {
-          ...(f.cluster != null ? { cluster: f.cluster } : {}),
-          ...(f.node != null ? { node: f.node } : {}),
-          ...(f.kinds != null ? { field: { in: [...f.kinds] } } : {}),
-          ...atRange(f.since, f.until),
-        },
-        ...(position ? [afterPosition(position)] : []),
-      ],
-    };
-    const rows = await this.read(() => this.database.prisma.nodeChange.findMany({ where, orderBy: [...NEWEST_FIRST], take: size + 1, select: COLUMNS }));
-    return page("changes", rows, size, changeView);
-  }
+  readonly nodeChanges = historyConnection({
+    list: "changes",
+    time: "at",
+    where: (f: NodeChangeFilter) => (f.kinds != null ? { field: { in: [...f.kinds] } } : {}),
+    read: (page) => this.read(() => this.database.prisma.nodeChange.findMany({ ...page, select: COLUMNS })),
+    view: changeView,
+  });
 
   /**
    * The batch behind Node.changes: each node's newest `first` changes, in key order, one SQL
    * statement per distinct `first` (a LATERAL … LIMIT walking the per-node index).
    * @throws AppError BAD_USER_INPUT for a bad `first`; UNAVAILABLE when the database fails.
    */
-  async changesForNodes(keys: readonly NodeChangesKey[]): Promise<NodeChangeView[][]> {
-    for (const key of keys) nodeHistorySize(key.first);
-    const byNode = new Map<string, NodeChangeView[]>();
-    const id = (first: number, r: { cluster: string; node: string }) => `${first}\u0000${r.cluster}\u0000${r.node}`;
-    for (const first of new Set(keys.map((k) => k.first))) {
-      if (first === 0) continue;
-      const pairs = distinctPairs(keys.filter((k) => k.first === first));
+  changesForNodes(keys: readonly NodeChangesKey[]): Promise<NodeChangeView[][]> {
+    return batchByNode(keys, (k) => String(k.first), async ({ first }, pairs) => {
       const rows = await this.read(() =>
         this.database.prisma.$queryRaw<ChangeRow[]>`
           SELECT c.id, c.cluster, c.node, c.field, c.item, c.before, c.after, c.at, c.actor
@@ -128,13 +110,8 @@ export class NodeChangeQueries {
           ) c
           ORDER BY c.at DESC, c.id DESC`,
       );
-      for (const row of rows) {
-        const list = byNode.get(id(first, row)) ?? [];
-        if (list.length === 0) byNode.set(id(first, row), list);
-        list.push(changeView(row));
-      }
-    }
-    return keys.map((k) => byNode.get(id(k.first, k)) ?? []);
+      return rows.map(changeView);
+    });
   }
 
   private async read<T>(run: () => Promise<T>): Promise<T> {

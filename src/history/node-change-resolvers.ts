@@ -1,9 +1,8 @@
-import DataLoader from "dataloader";
 import type { HistoryClusterCheck } from "../cluster/unknown-cluster.js";
-import { loaderFor } from "../graphql/context.js";
 import type { Resolvers } from "../graphql/schema.js";
+import { knownClusterConnection, loadForNode } from "./history-connection.js";
 import { nodeHistorySize } from "./history-queries.js";
-import type { NodeChangeQueries, NodeChangeView } from "./node-change-queries.js";
+import type { NodeChangeQueries } from "./node-change-queries.js";
 
 /**
  * Query.nodeChanges and Node.changes. Node.changes goes through one DataLoader per request and
@@ -13,24 +12,13 @@ import type { NodeChangeQueries, NodeChangeView } from "./node-change-queries.js
 export function nodeChangeResolvers(queries: NodeChangeQueries, known: HistoryClusterCheck = async () => {}): Resolvers {
   return {
     Query: {
-      nodeChanges: async (_root, args) => {
-        await known(args.filter?.cluster);
-        return queries.nodeChanges(args.filter, args.first, args.after);
-      },
+      nodeChanges: knownClusterConnection(known, queries.nodeChanges),
     },
     Node: {
       changes: async (node, args, context) => {
         const first = nodeHistorySize(args.first);
         if (first === 0) return [];
-        const loader = loaderFor(
-          context,
-          `history:Node.changes:${first}`,
-          () =>
-            new DataLoader<{ cluster: string; node: string }, NodeChangeView[], string>((refs) => queries.changesForNodes(refs.map((ref) => ({ ...ref, first }))), {
-              cacheKeyFn: (ref) => `${ref.cluster}\u0000${ref.node}`,
-            }),
-        );
-        return loader.load({ cluster: node.cluster, node: node.name });
+        return loadForNode(context, `history:Node.changes:${first}`, node, (refs) => queries.changesForNodes(refs.map((ref) => ({ ...ref, first }))));
       },
     },
   };

@@ -16,6 +16,7 @@ import type { CachedNodeEvent } from "../cluster/node-event.js";
 import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import type { Logger } from "../log/logger.js";
 import { rowOf, type NodeEventsStore } from "./node-events-store.js";
+import { WriteLoop } from "./write-loop.js";
 
 export interface NodeEventsRecorderOptions {
   clusters: ClusterRegistry;
@@ -45,15 +46,35 @@ export class NodeEventsRecorder {
   private readonly leading = new Set<string>();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly leadership: PeriodicTask;
-  private wake: (() => void) | undefined;
-  private loop: Promise<void> | undefined;
-  private stopped = false;
+  private readonly writes: WriteLoop;
   private rewriteAll = false;
   readonly status: NodeEventsRecorderStatus = { pending: 0, dropped: 0, recorded: 0, databaseUp: true };
 
   constructor(options: NodeEventsRecorderOptions) {
     this.o = { bufferSize: 50_000, batchSize: 500, leadershipCheckMs: 1_000, ...options };
     this.leadership = new PeriodicTask({ run: async () => this.checkLeadership(), delayMs: () => this.o.leadershipCheckMs, immediately: true });
+    this.writes = new WriteLoop({
+      status: this.status,
+      logger: this.o.logger,
+      pending: () => this.pending.size,
+      write: async () => {
+        const batch = [...this.pending].slice(0, this.o.batchSize);
+        this.status.recorded += await this.o.store.upsert(batch.map(([, { event, seenAt }]) => rowOf(event, seenAt)));
+        // Only what was written goes: a newer version that arrived meanwhile stays queued.
+        for (const [key, entry] of batch) if (this.pending.get(key) === entry) this.pending.delete(key);
+        this.status.pending = this.pending.size;
+      },
+      written: () => {
+        if (this.rewriteAll) {
+          this.rewriteAll = false;
+          for (const cluster of this.leading) this.pushAll(cluster);
+        }
+      },
+      failed: () => {
+        this.rewriteAll = true;
+      },
+      messages: { up: "node events writable again", down: "node events write failed: keeping them and retrying" },
+    });
   }
 
   start(): void {
@@ -67,7 +88,7 @@ export class NodeEventsRecorder {
     this.o.leadership?.on("started", onLeading);
     this.unsubscribe.push(() => this.o.leadership?.off("started", onLeading));
     this.leadership.start();
-    this.loop = this.run();
+    this.writes.start();
   }
 
   /** Stops taking events and writes what waits, for `flushTimeoutMs` at most. */
@@ -76,9 +97,7 @@ export class NodeEventsRecorder {
     await this.leadership.stop();
     const deadline = Date.now() + flushTimeoutMs;
     while (this.pending.size && this.status.databaseUp && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    this.stopped = true;
-    this.wake?.();
-    await this.loop;
+    await this.writes.stop();
     if (this.pending.size) this.o.logger.warn({ pending: this.pending.size }, "node events not written at shutdown; the next leader writes them from its cache");
   }
 
@@ -111,39 +130,7 @@ export class NodeEventsRecorder {
     this.pending.set(key, { event, seenAt: new Date() });
     this.status.pending = this.pending.size;
     // While writes fail the retry's backoff stands: new events must not turn it into a busy loop.
-    if (this.status.databaseUp) this.wake?.();
+    if (this.status.databaseUp) this.writes.wake();
   }
 
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopped) {
-      if (this.pending.size === 0) {
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        continue;
-      }
-      const batch = [...this.pending].slice(0, this.o.batchSize);
-      try {
-        this.status.recorded += await this.o.store.upsert(batch.map(([, { event, seenAt }]) => rowOf(event, seenAt)));
-        // Only what was written goes: a newer version that arrived meanwhile stays queued.
-        for (const [key, entry] of batch) if (this.pending.get(key) === entry) this.pending.delete(key);
-        this.status.pending = this.pending.size;
-        if (!this.status.databaseUp) this.o.logger.info("node events writable again");
-        this.status.databaseUp = true;
-        failures = 0;
-        if (this.rewriteAll) {
-          this.rewriteAll = false;
-          for (const cluster of this.leading) this.pushAll(cluster);
-        }
-      } catch (error) {
-        failures++;
-        if (this.status.databaseUp) this.o.logger.warn({ err: (error as Error).message, pending: this.pending.size }, "node events write failed: keeping them and retrying");
-        this.status.databaseUp = false;
-        this.rewriteAll = true;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(5_000, 100 * 2 ** Math.min(failures, 6)));
-          this.wake = () => (clearTimeout(timer), resolve());
-        });
-      }
-    }
-  }
 }

@@ -5,6 +5,7 @@ import type { CachesByName } from "../inventory/heartbeats.js";
 import type { HistoryClusterCheck } from "../cluster/unknown-cluster.js";
 import { pageSize } from "../graphql/page-size.js";
 import type { Resolvers } from "../graphql/schema.js";
+import { knownClusterConnection } from "./history-connection.js";
 import { liveView, type NodeEventsStore } from "./node-events-store.js";
 
 /** Node.events when `first` is omitted, and the most it may ask for. */
@@ -14,10 +15,7 @@ const NODE_EVENTS_MAX = 500;
 export function nodeEventsResolvers(clusters: CachesByName, store: NodeEventsStore, known: HistoryClusterCheck = async () => {}): Resolvers {
   return {
     Query: {
-      nodeEvents: async (_root, args) => {
-        await known(args.filter?.cluster);
-        return store.nodeEvents(args.filter, args.first, args.after);
-      },
+      nodeEvents: knownClusterConnection(known, store.nodeEvents),
     },
     Node: {
       events: (node, { first }) => {

@@ -7,12 +7,9 @@ import type { Database } from "../db/database.js";
 import { forCaller } from "../db/database-errors.js";
 import { Prisma } from "../db/generated/client.js";
 import { storable } from "../db/storable-text.js";
-import { AppError, ErrorCode } from "../graphql/errors.js";
-import type { NodeEvent, NodeEventConnection, NodeEventFilter } from "../graphql/generated/resolvers-types.js";
-import { encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
-import { pageSize } from "../graphql/page-size.js";
+import type { NodeEvent, NodeEventFilter } from "../graphql/generated/resolvers-types.js";
 import type { Logger } from "../log/logger.js";
-import { decodeCursor } from "./history-queries.js";
+import { historyConnection } from "./history-connection.js";
 
 /** An event as recorded: `lastSeen` is never missing (see the model). */
 export interface NodeEventRow {
@@ -91,35 +88,16 @@ export class NodeEventsStore {
    * the `after` cursor; since/until bound the last-seen time, [since, until).
    * @throws AppError BAD_USER_INPUT for a bad `first`, `after` or interval; UNAVAILABLE when the database cannot be reached.
    */
-  async nodeEvents(filter: NodeEventFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<NodeEventConnection> {
-    const f = filter ?? {};
-    const size = pageSize(first);
-    const position = after != null ? decodeCursor("nodeEvents", after) : null;
-    if (f.since != null && f.until != null && f.since.getTime() >= f.until.getTime()) {
-      throw new AppError(ErrorCode.BAD_USER_INPUT, "filter.since must be before filter.until");
-    }
-    const where: Prisma.NodeEventWhereInput = {
-      AND: [
-        {
-          ...(f.cluster != null ? { cluster: f.cluster } : {}),
-          ...(f.node != null ? { node: f.node } : {}),
-          ...(f.type != null ? { type: f.type } : {}),
-          ...(f.reason != null ? { reason: f.reason } : {}),
-          ...(f.since != null || f.until != null ? { lastSeen: { ...(f.since != null ? { gte: f.since } : {}), ...(f.until != null ? { lt: f.until } : {}) } } : {}),
-        },
-        // Seekable on the (last_seen desc, id desc) index: a range on its first column, ties by id.
-        ...(position ? [{ lastSeen: { lte: position.at }, OR: [{ lastSeen: { lt: position.at } }, { id: { lt: position.id } }] }] : []),
-      ],
-    };
+  readonly nodeEvents = historyConnection({
+    list: "nodeEvents",
+    // Over the (last_seen desc, id desc) index.
+    time: "lastSeen",
+    where: (f: NodeEventFilter) => ({ ...(f.type != null ? { type: f.type } : {}), ...(f.reason != null ? { reason: f.reason } : {}) }),
     // Only a lost connection is UNAVAILABLE; any other failure is a bug, answered INTERNAL_SERVER_ERROR.
-    const rows = await forCaller(
-      () => this.database.prisma.nodeEvent.findMany({ where, orderBy: [{ lastSeen: "desc" }, { id: "desc" }], take: size + 1 }),
-      "the history database cannot be reached",
-      this.logger,
-    );
-    const edges = rows.slice(0, size).map((row) => ({ cursor: encodeOpaqueCursor({ l: "nodeEvents", a: row.lastSeen.getTime(), i: String(row.id) }), node: recordedView(row) }));
-    return { edges, pageInfo: { hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null } };
-  }
+    read: (page) => forCaller(() => this.database.prisma.nodeEvent.findMany(page), "the history database cannot be reached", this.logger),
+    // A lambda, so the rows are typed by what was read (with their id), not by the view's NodeEventRow.
+    view: (row) => recordedView(row),
+  });
 }
 
 

@@ -1,0 +1,83 @@
+import type { Logger } from "../log/logger.js";
+
+/** The backoff before retrying the `failures`th failed write in a row: 200 ms doubling to 5 s. */
+function writeRetryDelayMs(failures: number): number {
+  return Math.min(5_000, 100 * 2 ** Math.min(failures, 6));
+}
+
+/** What a {@link WriteLoop} does for its recorder. */
+export interface WriteLoopOptions {
+  /** `databaseUp` is the loop's: false from a failed write until one succeeds. */
+  status: { databaseUp: boolean };
+  logger: Logger;
+  /** How many writes wait: none is nothing to do. */
+  pending: () => number;
+  /** Writes the next batch and takes it off the queue; a throw keeps it there, to be retried after the backoff. */
+  write: () => Promise<void>;
+  /** After a write, on whose success the database is up again. */
+  written: () => void;
+  /** After a failed write, before the backoff. */
+  failed: (error: unknown) => void;
+  /** What the log says when writes work again, and when they start failing. */
+  messages: { up: string; down: string };
+}
+
+/**
+ * A recorder's write loop: waits for work, writes it, and after a failure waits out a backoff
+ * (200 ms doubling to 5 s) before retrying. The first failure of a run and the first success
+ * after one are logged, once each. {@link wake} (new work, stopping) ends either wait at once.
+ */
+export class WriteLoop {
+  private waiting: (() => void) | undefined;
+  private halted = false;
+  private ended: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: WriteLoopOptions) {}
+
+  /** True once {@link stop} was called. */
+  get stopped(): boolean {
+    return this.halted;
+  }
+
+  start(): void {
+    this.ended = this.run();
+  }
+
+  /** Ends the current wait, if any. */
+  wake(): void {
+    this.waiting?.();
+  }
+
+  /** Ends the loop after the write in progress, if any; resolves when it has ended. */
+  stop(): Promise<void> {
+    this.halted = true;
+    this.wake();
+    return this.ended;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.halted) {
+      if (this.o.pending() === 0) {
+        await new Promise<void>((resolve) => (this.waiting = resolve));
+        continue;
+      }
+      try {
+        await this.o.write();
+        if (!this.o.status.databaseUp) this.o.logger.info(this.o.messages.up);
+        this.o.status.databaseUp = true;
+        failures = 0;
+        this.o.written();
+      } catch (error) {
+        failures++;
+        if (this.o.status.databaseUp) this.o.logger.warn({ err: (error as Error).message, pending: this.o.pending() }, this.o.messages.down);
+        this.o.status.databaseUp = false;
+        this.o.failed(error);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, writeRetryDelayMs(failures));
+          this.waiting = () => (clearTimeout(timer), resolve());
+        });
+      }
+    }
+  }
+}
