@@ -5,7 +5,7 @@
  */
 
 import type { Database } from "../db/database.js";
-import { AppError, ErrorCode } from "../graphql/errors.js";
+import { forCaller } from "../db/database-errors.js";
 import type { NodeChange, NodeChangeFilter, NodeChangeKind } from "../graphql/generated/resolvers-types.js";
 import type { Logger } from "../log/logger.js";
 import { historyConnection } from "./history-connection.js";
@@ -71,7 +71,7 @@ function changeView(row: ChangeRow): NodeChangeView {
 
 const COLUMNS = { id: true, cluster: true, node: true, field: true, item: true, before: true, after: true, at: true, actor: true } as const;
 
-/** Reads node changes. Every database failure becomes AppError UNAVAILABLE, with no SQL or connection detail. */
+/** Reads node changes. A lost database connection becomes AppError UNAVAILABLE, with no SQL or connection detail. */
 export class NodeChangeQueries {
   constructor(
     private readonly database: Database,
@@ -80,7 +80,7 @@ export class NodeChangeQueries {
 
   /**
    * Query.nodeChanges: newest first, `first` (100 by default, at most 5000) after `after`.
-   * @throws AppError BAD_USER_INPUT for a bad `first`, `after` or interval; UNAVAILABLE when the database fails.
+   * @throws AppError BAD_USER_INPUT for a bad `first`, `after` or interval; UNAVAILABLE when the database cannot be reached.
    */
   readonly nodeChanges = historyConnection({
     list: "changes",
@@ -93,7 +93,7 @@ export class NodeChangeQueries {
   /**
    * The batch behind Node.changes: each node's newest `first` changes, in key order, one SQL
    * statement per distinct `first` (a LATERAL … LIMIT walking the per-node index).
-   * @throws AppError BAD_USER_INPUT for a bad `first`; UNAVAILABLE when the database fails.
+   * @throws AppError BAD_USER_INPUT for a bad `first`; UNAVAILABLE when the database cannot be reached.
    */
   changesForNodes(keys: readonly NodeChangesKey[]): Promise<NodeChangeView[][]> {
     return batchByNode(keys, (k) => String(k.first), async ({ first }, pairs) => {
@@ -114,13 +114,9 @@ export class NodeChangeQueries {
     });
   }
 
-  private async read<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      this.logger?.warn({ err: error }, "node change query failed");
-      throw new AppError(ErrorCode.UNAVAILABLE, "the history database cannot be reached");
-    }
+  /** A connection failure becomes UNAVAILABLE; anything else reaches the formatter as INTERNAL_SERVER_ERROR (db/database-errors.ts). */
+  private read<T>(run: () => Promise<T>): Promise<T> {
+    return forCaller(run, "the history database cannot be reached", this.logger);
   }
+
 }
