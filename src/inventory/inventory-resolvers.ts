@@ -1,5 +1,5 @@
-import type { CachedNode, CachedPod, NodeCondition } from "../cluster/model.js";
-import type { KeyValue, Node, NodeResolvers, Pod, PodResolvers } from "../graphql/generated/resolvers-types.js";
+import type { CachedNode, CachedPod, NodeCondition, NodeUsageSample } from "../cluster/model.js";
+import type { KeyValue, Node, NodeResolvers, NodeUsage, Pod, PodResolvers } from "../graphql/generated/resolvers-types.js";
 import type { CompleteResolvers, Resolvers } from "../graphql/schema.js";
 import { nodeRoles, nodeStatusColumn } from "../k8s/node-display.js";
 import type { InventoryService } from "./inventory-service.js";
@@ -48,6 +48,15 @@ export function inventoryResolvers(inventory: InventoryService): Resolvers {
   const capacity = memo((node: CachedNode) => resourcesView(node.capacity));
   const allocatable = memo((node: CachedNode) => resourcesView(node.allocatable));
   const requests = memo((totals: PodResourceTotals) => resourcesView(totals.requests));
+  // Per metrics sample (replaced at every poll), for the node it was computed against.
+  const usageViews = new WeakMap<NodeUsageSample, { node: CachedNode; view: NodeUsage }>();
+  const usage = (sample: NodeUsageSample, node: CachedNode): NodeUsage => {
+    const known = usageViews.get(sample);
+    if (known?.node === node) return known.view;
+    const view = usageView(sample, node.allocatable);
+    usageViews.set(sample, { node, view });
+    return view;
+  };
   const limits = memo((totals: PodResourceTotals) => resourcesView(totals.limits));
   const conditions = memo((node: CachedNode) =>
     node.conditions.map((c: NodeCondition) => ({
@@ -91,7 +100,7 @@ export function inventoryResolvers(inventory: InventoryService): Resolvers {
       podCount: (node) => inventory.podTotals(node).podCount,
       usage: (node) => {
         const sample = inventory.usage(node);
-        return sample ? usageView(sample, node.allocatable) : null;
+        return sample ? usage(sample, node) : null;
       },
       pods: (node, { namespace }) => inventory.pods(node, namespace),
     } satisfies Omit<CompleteResolvers<NodeResolvers, CachedNode, Node>, NodeFieldsOfOtherConcerns>,
