@@ -77,6 +77,51 @@ describe("the watch-list protocol in the simulator", () => {
     });
   });
 
+  test("an initial state larger than the socket's buffers is written at the reader's pace from a snapshot, and a change made meanwhile follows its BOOKMARK", async () => {
+    // 300 nodes x 30 pods: ~9,000 pods, some 25 MB of initial events, far past what the kernel buffers.
+    sim = await startSimulator({ port: 0, nodes: 300, podsPerNode: 30, seed: 4, churn: 0, clockSpeed: 0 });
+    const snapshot = [...sim.cluster.store.list(R.pods)].map((e) => `${e.obj.metadata.namespace}/${e.obj.metadata.name}`);
+    const rv = sim.cluster.store.resourceVersion;
+    const res = await fetch(`${sim.url}/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=30`);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    let received = first.value!.length;
+    // The reader has taken one chunk and stopped: the server is still writing the initial state when the pod goes.
+    const [namespace, name] = snapshot[0]!.split("/");
+    const deleted = await fetch(`${sim.url}/api/v1/namespaces/${namespace}/pods/${name}?gracePeriodSeconds=0`, { method: "DELETE" });
+    assert.equal(deleted.status, 200);
+    assert.ok(sim.cluster.store.resourceVersion > rv, "the deletion is a change after the snapshot");
+
+    const events: any[] = [];
+    const decoder = new TextDecoder();
+    let text = decoder.decode(first.value!, { stream: true });
+    while (!events.some((e) => e.type === "DELETED")) {
+      let newline;
+      while ((newline = text.indexOf("\n")) >= 0) {
+        events.push(JSON.parse(text.slice(0, newline)));
+        text = text.slice(newline + 1);
+      }
+      if (events.some((e) => e.type === "DELETED")) break;
+      const next = await reader.read();
+      assert.equal(next.done, false, "the stream ended before the deletion arrived");
+      received += next.value!.length;
+      text += decoder.decode(next.value!, { stream: true });
+    }
+    await reader.cancel();
+    assert.ok(received > 20e6, `the initial state was large (${received} bytes)`);
+    const end = events.findIndex((e) => e.type === "BOOKMARK");
+    assert.deepEqual(
+      events.slice(0, end).map((e) => [e.type, `${e.object.metadata.namespace}/${e.object.metadata.name}`]),
+      snapshot.map((key) => ["ADDED", key]),
+      "the initial state is the snapshot, the deleted pod included",
+    );
+    assert.deepEqual(events[end].object.metadata, { resourceVersion: String(rv), creationTimestamp: null, annotations: { [INITIAL_EVENTS_END]: "true" } });
+    // Then the changes since, in order (its ReplicaSet may already have made a replacement).
+    const after = events.slice(end + 1);
+    assert.deepEqual([after[0].type, `${after[0].object.metadata.namespace}/${after[0].object.metadata.name}`], ["DELETED", snapshot[0]]);
+    for (const e of after) assert.ok(Number(e.object.metadata.resourceVersion) > rv, `${e.type} ${e.object.metadata.name} is newer than the snapshot`);
+  });
+
   test("sendInitialEvents without resourceVersionMatch=NotOlderThan or without bookmarks, resourceVersionMatch on a plain watch, and sendInitialEvents on a LIST are 422 Invalid ListOptions", async () => {
     sim = await startSimulator({ port: 0, nodes: 2, seed: 2, churn: 0, clockSpeed: 0 });
     const cases: [string, string][] = [
