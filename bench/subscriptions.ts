@@ -90,10 +90,11 @@ try {
       sim.cluster.setNodeCondition(node, "Ready", current === "True" ? "False" : "True");
       const at = new Date((sim.cluster.get("nodes", node) as any).status.conditions.find((c: any) => c.type === "Ready").lastTransitionTime).toISOString();
       const key = `${node}@${at}`;
-      const deadline = changedAt + 10_000;
+      // Every delivery is waited for and counted, however slow; one missing after 60 s fails the bench.
+      const deadline = changedAt + 60_000;
       while ((arrivals.get(key)?.length ?? 0) < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       const got = arrivals.get(key) ?? [];
-      if (got.length < expected) console.log(`round ${round}: only ${got.length} of ${expected} received within 10 s`);
+      if (got.length < expected) throw new Error(`round ${round}: only ${got.length} of ${expected} subscribers received the change within 60 s`);
       for (const t of got) latencies.push(t - changedAt);
       peakRss = Math.max(peakRss, rssMiB(service.child.pid!));
       await new Promise((r) => setTimeout(r, 100));
