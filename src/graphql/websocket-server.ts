@@ -10,6 +10,7 @@ import type { RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
 import { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
+import { sharedEventSubscribe } from "./shared-event-execution.js";
 
 const REFUSAL_CLOSE = {
   [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
@@ -80,6 +81,12 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
   const audits = new WeakMap<object, AuditDone>();
   /** When each operation was subscribed, by its context, for `observe`. */
   const began = new WeakMap<object, { at: number; name: string | null | undefined; type: string }>();
+  /**
+   * Each subscription's sharing key, by its context: what its events' results depend on (the
+   * document, operation and variables as sent, and who the caller is, so a result is never
+   * shared across callers). Subscriptions with one key have each event executed once.
+   */
+  const sharingKeys = new WeakMap<object, string>();
 
   /** Acknowledged connections and what they authenticated with, checked again when credentials change. */
   const authenticated = new Map<WebSocket, { request: IncomingMessage; connectionParams: Record<string, unknown> | undefined }>();
@@ -105,6 +112,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
 
   const protocol = makeServer<Record<string, unknown> | undefined, Extra>({
     schema,
+    subscribe: sharedEventSubscribe((args) => sharingKeys.get(args.contextValue as object)),
     onConnect: async (ctx) => {
       const { request, socket } = ctx.extra;
       const auth = await options.authenticate(request, ctx.connectionParams);
@@ -225,6 +233,8 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       if (refused) return [refused];
       connection.subscriptions.add(id);
       holding(connection.subject).subscriptions++;
+      const { subject, role, via } = auth.principal;
+      sharingKeys.set(context, JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, subject, role, via]));
     }
     return {
       schema,
