@@ -1,3 +1,4 @@
+import { setFlagsFromString } from "node:v8";
 import { loadConfig, settingsHelp, SETTINGS } from "../config/config.js";
 import { createLogger } from "../log/logger.js";
 
@@ -13,6 +14,7 @@ ${settingsHelp(Object.keys(SETTINGS) as (keyof typeof SETTINGS)[])}
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function serveCommand(argv: string[]): Promise<number> {
   const config = loadConfig(argv);
+  boundHeapGrowth();
   // Imported once the configuration holds: a bad setting is reported before the service's
   // modules (Apollo, Prisma, client-node) take their second or two to load.
   const { createApp } = await import("../app/create-app.js");
@@ -44,4 +46,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw error;
   }
   return exited;
+}
+
+/**
+ * After each full collection V8 lets the heap grow to a multiple of what survived, up to 4x when
+ * the program allocates fast. A query for 5,000 nodes allocates tens of MB of short-lived
+ * results, so twenty of them in a row took the service from 650 MiB to 1,310 MiB resident with
+ * 240 MB live (bench:inventory). A fixed 15 % growth keeps it at 780 MiB for about 10 % more
+ * time per large query; Go's GOGC is the same trade. A --heap-growing-percent of the caller's own wins.
+ */
+function boundHeapGrowth(): void {
+  if (process.execArgv.some((arg) => arg.startsWith("--heap-growing-percent") || arg.startsWith("--heap_growing_percent"))) return;
+  setFlagsFromString("--heap-growing-percent=15");
 }
