@@ -6,9 +6,18 @@
  */
 export const NUL_STAND_IN = "\u2400";
 
-/** `text` with every U+0000 replaced by {@link NUL_STAND_IN}. */
+/** A UTF-16 surrogate without its other half: no UTF-8 can hold it, and PostgreSQL's JSON refuses its escape. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
+
+/**
+ * `text` with every U+0000 replaced by {@link NUL_STAND_IN}, and every lone surrogate (JSON.parse
+ * accepts `"\ud800"`) by U+FFFD, as encoding it to UTF-8 for a bind parameter always did; rows
+ * now travel as JSON, where PostgreSQL would refuse it (22P02).
+ */
 export function storableText(text: string): string {
-  return text.includes("\u0000") ? text.replaceAll("\u0000", NUL_STAND_IN) : text;
+  const whole = LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, "\uFFFD") : text;
+  return whole.includes("\u0000") ? whole.replaceAll("\u0000", NUL_STAND_IN) : whole;
 }
 
 /**

@@ -89,6 +89,28 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test("a lone surrogate escaped in the maintenance annotation is recorded as U+FFFD, nothing refused", async () => {
+      const cluster = await startSimWithKubeconfig({ nodes: 2, seed: 14, clockSpeed: 0 });
+      const fresh = await backend.create();
+      const { app, url } = await startTestApp(
+        { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
+        { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200, identity: "replica-a" } },
+      );
+      const [a] = cluster.sim.cluster.nodeNames() as [string];
+      try {
+        await eventually(async () => (await graphql(url, HISTORY)).body.data.service.history.leaderOf.length === 1, "recording", 20_000);
+        // JSON.parse turns the escapes into surrogates without their other half, which no UTF-8 (and no PostgreSQL JSON) holds.
+        await cluster.kubectl("patch", "node", a, "--type", "merge", "-p", cordonPatch('{"actor":"eve\\ud800","reason":"half \\udc00 pair","unschedulable":true}'));
+        const event = await eventually(async () => (await graphql(url, EVENTS, { n: a })).body.data.maintenanceEvents.edges.map((e: any) => e.node)[0], "the cordon recorded", 15_000);
+        assert.deepEqual(event, { kind: "CORDONED", actor: "eve\uFFFD", reason: "half \uFFFD pair" });
+        assert.equal((await graphql(url, HISTORY)).body.data.service.history.refusedWrites, 0);
+      } finally {
+        await app.stop();
+        await cluster.stop();
+        await fresh.drop();
+      }
+    });
+
     test("a row the database refuses for its content is logged, counted and skipped; one it cannot write at all shows as no progress in /readyz and service { history }", async () => {
       const cluster = await startSimWithKubeconfig({ nodes: 2, seed: 14, clockSpeed: 0 });
       const fresh = await backend.create();
