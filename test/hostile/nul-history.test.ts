@@ -26,15 +26,21 @@ async function readyFlips(url: string, node: string): Promise<string[]> {
   return body.data.conditionTransitions.edges.map((e: any) => `${e.node.from}->${e.node.to}`).filter((flip: string) => !flip.startsWith("null"));
 }
 
+/** A simulated cluster and a service recording it into a database of its own. */
+async function recording(backend: (typeof BACKENDS)[number], nodes: number, seed: number) {
+  const cluster = await startSimWithKubeconfig({ nodes, seed, clockSpeed: 0 });
+  const fresh = await backend.create();
+  const { app, url } = await startTestApp(
+    { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
+    { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200, identity: "replica-a" } },
+  );
+  return { cluster, fresh, app, url };
+}
+
 for (const backend of BACKENDS) {
   describe(`a NUL from a caller or the cluster never stops history, on ${backend.name} (issue 13, finding 2)`, () => {
     test("a cordon with a NUL reason is refused; kubectl patches with a NUL in the maintenance annotation are recorded with ␀; every later flip is recorded", async () => {
-      const cluster = await startSimWithKubeconfig({ nodes: 3, seed: 13, clockSpeed: 0 });
-      const fresh = await backend.create();
-      const { app, url } = await startTestApp(
-        { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
-        { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200, identity: "replica-a" } },
-      );
+      const { cluster, fresh, app, url } = await recording(backend, 3, 13);
       const [a, b, c] = cluster.sim.cluster.nodeNames() as [string, string, string];
       try {
         await eventually(async () => (await graphql(url, HISTORY)).body.data.service.history.leaderOf.length === 1, "recording", 20_000);
@@ -90,12 +96,7 @@ for (const backend of BACKENDS) {
     });
 
     test("a lone surrogate escaped in the maintenance annotation is recorded as U+FFFD, nothing refused", async () => {
-      const cluster = await startSimWithKubeconfig({ nodes: 2, seed: 14, clockSpeed: 0 });
-      const fresh = await backend.create();
-      const { app, url } = await startTestApp(
-        { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
-        { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200, identity: "replica-a" } },
-      );
+      const { cluster, fresh, app, url } = await recording(backend, 2, 14);
       const [a] = cluster.sim.cluster.nodeNames() as [string];
       try {
         await eventually(async () => (await graphql(url, HISTORY)).body.data.service.history.leaderOf.length === 1, "recording", 20_000);
