@@ -11,7 +11,7 @@ src=$(cd "$1" && pwd)
 dest=$2
 
 # What the service reads at run time, besides node_modules.
-RUNTIME_PATHS=(package.json package-lock.json schema.graphql bin prisma/migrations dist/src dist/web)
+RUNTIME_PATHS=(package.json package-lock.json schema.graphql bin prisma/migrations dist/src dist/web dist/pglite-seed)
 
 for path in "${RUNTIME_PATHS[@]}"; do
   [ -e "$src/$path" ] || { echo "runtime-image: $src/$path is missing (run npm ci first)" >&2; exit 1; }

@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -7,6 +8,7 @@ import { redactDatabaseUrl, type DatabaseConfig } from "../config/config.js";
 import { redactUrlsIn } from "../log/redact-url.js";
 import { PrismaClient } from "./generated/client.js";
 import { DataDirLockedError, lockDataDir } from "./pglite-lock.js";
+import { readPgliteSeed } from "./pglite-seed.js";
 import type { SqlConnection } from "./sql-connection.js";
 
 /** The database port: Prisma for the domain, raw SQL for the few things Prisma does not do. */
@@ -30,9 +32,14 @@ export class DatabaseUnavailableError extends Error {
 // Short enough that a start against a database that does not answer ends within 5 s.
 const CONNECT_TIMEOUT_MS = 3_000;
 
+export interface OpenOptions {
+  /** PGlite: the data directory a new database starts from; null runs initdb (default: the build's seed). */
+  pgliteSeed?: Blob | null;
+}
+
 /** Opens the configured backend and proves it answers; throws DatabaseUnavailableError if not. */
-export async function openDatabase(config: DatabaseConfig): Promise<Database> {
-  return config.kind === "postgres" ? openPostgres(config.url) : openPglite(config.dataDir);
+export async function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Promise<Database> {
+  return config.kind === "postgres" ? openPostgres(config.url) : openPglite(config.dataDir, options);
 }
 
 async function openPostgres(url: string): Promise<Database> {
@@ -81,7 +88,7 @@ async function openPostgres(url: string): Promise<Database> {
  */
 const PGLITE_SETTINGS = ["shared_buffers = 16MB"];
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, options: OpenOptions): Promise<Database> {
   const inMemory = dataDir === "memory";
   const description = inMemory ? "embedded PGlite (in memory)" : `embedded PGlite at ${dataDir}`;
   let pglite: PGlite;
@@ -91,7 +98,11 @@ async function openPglite(dataDir: string): Promise<Database> {
       mkdirSync(dataDir, { recursive: true });
       unlock = lockDataDir(dataDir);
     }
-    pglite = await PGlite.create(inMemory ? undefined : dataDir, { postgresqlconf: PGLITE_SETTINGS });
+    // A new database starts from initdb's output made at build time (pglite-seed.ts); an
+    // existing directory is opened as it is.
+    const isNew = inMemory || !existsSync(join(dataDir, "PG_VERSION"));
+    const seed = isNew ? (options.pgliteSeed === undefined ? readPgliteSeed() : options.pgliteSeed) : undefined;
+    pglite = await PGlite.create(inMemory ? undefined : dataDir, { postgresqlconf: PGLITE_SETTINGS, ...(seed && { loadDataDir: seed }) });
   } catch (error) {
     unlock();
     if (error instanceof DataDirLockedError) throw error;

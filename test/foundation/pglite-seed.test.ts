@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { openDatabase, type Database } from "../../src/db/database.js";
+import { readMigrations } from "../../src/db/migrations.js";
+import { migrate } from "../../src/db/migrator.js";
+import { PGLITE_SEED_PATH, readPgliteSeed } from "../../src/db/pglite-seed.js";
+import { createLogger } from "../../src/log/logger.js";
+
+const logger = createLogger("silent");
+
+/** What a database looks like from inside: its server, its settings and every migrated column. */
+async function describeDatabase(db: Database) {
+  return db.withConnection(async (c) => ({
+    settings: await c.query(
+      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('server_version', 'shared_buffers', 'server_encoding', 'lc_collate', 'TimeZone') ORDER BY name`,
+    ),
+    databases: await c.query(`SELECT datname FROM pg_database ORDER BY datname`),
+    columns: await c.query(
+      `SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns
+       WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`,
+    ),
+  }));
+}
+
+describe("PGlite starts from the build's initdb seed", () => {
+  test("the build made a seed for this PGlite", () => {
+    assert.ok(existsSync(PGLITE_SEED_PATH), `${PGLITE_SEED_PATH} (npm run build makes it)`);
+    assert.ok(readPgliteSeed() instanceof Blob);
+  });
+
+  test("an in-memory database from the seed migrates as one made by initdb, and ends the same", async () => {
+    const seeded = await openDatabase({ kind: "pglite", dataDir: "memory" });
+    const initdb = await openDatabase({ kind: "pglite", dataDir: "memory" }, { pgliteSeed: null });
+    try {
+      const all = readMigrations().map((m) => m.name);
+      assert.deepEqual(await seeded.withConnection((c) => migrate(c, logger)), all);
+      assert.deepEqual(await initdb.withConnection((c) => migrate(c, logger)), all);
+      const fromSeed = await describeDatabase(seeded);
+      assert.deepEqual(fromSeed, await describeDatabase(initdb));
+      assert.deepEqual(
+        fromSeed.settings.find((s) => s.name === "shared_buffers"),
+        { name: "shared_buffers", setting: "2048", unit: "8kB" },
+        "the service's settings apply to a seeded database too",
+      );
+    } finally {
+      await seeded.close();
+      await initdb.close();
+    }
+  });
+
+  test("a new data directory starts from the seed and keeps what was written when reopened", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ni-pglite-seed-"));
+    try {
+      const first = await openDatabase({ kind: "pglite", dataDir: dir });
+      try {
+        await first.withConnection((c) => migrate(c, logger));
+        await first.prisma.cluster.create({ data: { name: "prod-eu" } });
+      } finally {
+        await first.close();
+      }
+      assert.ok(existsSync(join(dir, "PG_VERSION")));
+      const again = await openDatabase({ kind: "pglite", dataDir: dir });
+      try {
+        assert.deepEqual(await again.withConnection((c) => migrate(c, logger)), []);
+        assert.equal((await again.prisma.cluster.findUnique({ where: { name: "prod-eu" } }))?.name, "prod-eu");
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
