@@ -1,6 +1,7 @@
 // Cold start to ready: spawns `node-inventory serve --port 0` and times until /readyz is 200.
 // Usage: npm run bench:cold-start [-- --runs 5]
-//   PGlite on a fresh data dir, PGlite on an existing one, and PostgreSQL
+//   PGlite in memory (what `--data-dir memory` and bench:inventory run), PGlite on a fresh data
+//   dir, PGlite on an existing one, and PostgreSQL
 //   (BENCH_POSTGRES_URL, default postgresql://postgres@127.0.0.1:5432/postgres, a fresh database each run).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -45,10 +46,12 @@ function summary(name: string, samples: number[]) {
   console.log(`${name.padEnd(28)} median ${median.toFixed(0)} ms   min ${sorted[0]!.toFixed(0)}   max ${sorted.at(-1)!.toFixed(0)}   (n=${runs})`);
 }
 
+const inMemory: number[] = [];
 const fresh: number[] = [];
 const existing: number[] = [];
 const postgres: number[] = [];
 for (let i = 0; i < runs; i++) {
+  inMemory.push(await timeToReady(["--data-dir", "memory"]));
   const dir = mkdtempSync(join(tmpdir(), "ni-bench-"));
   fresh.push(await timeToReady(["--data-dir", dir]));
   existing.push(await timeToReady(["--data-dir", dir]));
@@ -58,6 +61,7 @@ for (let i = 0; i < runs; i++) {
   postgres.push(await timeToReady([], { DATABASE_URL: database.url }));
   await database.drop();
 }
+summary("PGlite, in memory", inMemory);
 summary("PGlite, new data dir", fresh);
 summary("PGlite, existing data dir", existing);
 summary("PostgreSQL, new database", postgres);

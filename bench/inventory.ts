@@ -5,14 +5,17 @@
 // JSON.stringify of that same answer in this process (the serialisation floor) and beside
 // `kubectl get nodes -o json` against the same simulator; the service's memory after sync and
 // right after the queries.
-// Usage: npm run bench:inventory [-- --nodes 5000 --queries 30 --kubectl-runs 5 --json FILE]
+// The service runs what it ships with by default, an embedded in-memory PGlite; with
+// --postgres it runs on a fresh database of the PostgreSQL at BENCH_POSTGRES_URL (default
+// postgresql://postgres@127.0.0.1:5432/postgres) instead, as a deployment does; the report says which.
+// Usage: npm run bench:inventory [-- --nodes 5000 --queries 30 --kubectl-runs 5 --postgres --json FILE]
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { promisify } from "node:util";
-import { BenchReport, cpuSeconds, median, percentile, rssMiB, rssSampler, spawnUntil, stop, timedGet } from "./support.js";
+import { BenchReport, cpuSeconds, freshPostgres, median, percentile, rssMiB, rssSampler, spawnUntil, stop, timedGet } from "./support.js";
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -21,11 +24,13 @@ const { values } = parseArgs({
     "pods-per-node": { type: "string", default: "30" },
     queries: { type: "string", default: "30" },
     "kubectl-runs": { type: "string", default: "5" },
+    postgres: { type: "boolean", default: false },
     json: { type: "string" },
   },
 });
 const nodes = Number(values.nodes);
-const report = new BenchReport("inventory", { nodes, podsPerNode: Number(values["pods-per-node"]), queries: Number(values.queries) });
+const database = values.postgres ? "PostgreSQL" : "in-memory PGlite";
+const report = new BenchReport("inventory", { nodes, podsPerNode: Number(values["pods-per-node"]), queries: Number(values.queries), database });
 const QUERY = `{ nodes(first: ${Math.max(nodes, 1)}) { totalCount edges { node {
   name labels { key value } conditions { type status reason lastTransitionTime }
   nodeInfo { kubeletVersion containerRuntime containerRuntimeRelease osImage kernelVersion }
@@ -59,7 +64,13 @@ const transferFloorMs = median(podsGet) + median(nodesGet);
 console.log(`raw GET /api/v1/pods ${(podBytes / 1e6).toFixed(0)} MB: ${median(podsGet).toFixed(0)} ms; /api/v1/nodes: ${median(nodesGet).toFixed(0)} ms`);
 
 started = performance.now();
-const service = await spawnUntil(["serve", "--port", "0", "--data-dir", "memory", "--kubeconfig", kubeconfig], /"url":"([^"]+)","graphql"/);
+const pg = values.postgres ? await freshPostgres() : undefined;
+const service = await spawnUntil(
+  ["serve", "--port", "0", "--kubeconfig", kubeconfig, ...(pg ? [] : ["--data-dir", "memory"])],
+  /"url":"([^"]+)","graphql"/,
+  pg ? { DATABASE_URL: pg.url } : {},
+);
+console.log(`service on ${database}`);
 const url = service.match[1]!;
 try {
   const syncPeak = rssSampler(service.child.pid!);
@@ -120,6 +131,7 @@ try {
   report.write(values.json);
   await stop(service.child);
   await stop(sim.child);
+  await pg?.drop();
   rmSync(dir, { recursive: true, force: true });
 }
 
