@@ -86,7 +86,24 @@ async function openPostgres(url: string): Promise<Database> {
  * the OS's page cache, so a small buffer pool costs a copy, not a disk read. Measured: an empty
  * in-memory PGlite, 572 MiB resident with the default, 284 MiB with this.
  */
-const PGLITE_SETTINGS = ["shared_buffers = 16MB"];
+const PGLITE_SETTINGS = [
+  "shared_buffers = 16MB",
+  // WAL past the last checkpoint stays in the data directory: in memory, that is this process's
+  // memory. Segments are kept for reuse up to max_wal_size; these are PostgreSQL's smallest
+  // useful values for 16 MB segments (min_wal_size is at least two of them).
+  "min_wal_size = 32MB",
+  "max_wal_size = 64MB",
+];
+
+/**
+ * PGlite is PostgreSQL's single-user backend: it has no checkpointer, and its WAL write path
+ * never asks for a checkpoint (only a backend under a postmaster does), so without one the WAL
+ * grows for as long as the process writes. Measured in a bare script, six rounds of 30,000 rows
+ * inserted and half of them updated: 176 MiB of WAL, growing; with a CHECKPOINT after each
+ * round and the sizes above, 64 MiB, flat. PostgreSQL's own checkpoint_timeout is 5 min; a
+ * checkpoint with nothing dirty costs a few milliseconds.
+ */
+const PGLITE_CHECKPOINT_MS = 60_000;
 
 async function openPglite(dataDir: string, options: OpenOptions): Promise<Database> {
   const inMemory = dataDir === "memory";
@@ -114,6 +131,12 @@ async function openPglite(dataDir: string, options: OpenOptions): Promise<Databa
     query: async (sql, params) => (await pglite.query(sql, params)).rows as never[],
   };
   let closed = false;
+  let checkpointing: Promise<unknown> = Promise.resolve();
+  const checkpoints = setInterval(() => {
+    // A failed checkpoint is retried next time; the queries that matter report their own errors.
+    checkpointing = pglite.exec("CHECKPOINT").catch(() => {});
+  }, PGLITE_CHECKPOINT_MS);
+  checkpoints.unref();
   return {
     kind: "pglite",
     description,
@@ -124,6 +147,8 @@ async function openPglite(dataDir: string, options: OpenOptions): Promise<Databa
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(checkpoints);
+      await checkpointing;
       await prisma.$disconnect();
       await pglite.close();
       unlock();

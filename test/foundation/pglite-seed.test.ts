@@ -14,8 +14,8 @@ const logger = createLogger("silent");
 /** What a database looks like from inside: its server, its settings and every migrated column. */
 async function describeDatabase(db: Database) {
   return db.withConnection(async (c) => ({
-    settings: await c.query(
-      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('server_version', 'shared_buffers', 'server_encoding', 'lc_collate', 'TimeZone') ORDER BY name`,
+    settings: await c.query<{ name: string; setting: string; unit: string | null }>(
+      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('server_version', 'shared_buffers', 'min_wal_size', 'max_wal_size', 'server_encoding', 'lc_collate', 'TimeZone') ORDER BY name`,
     ),
     databases: await c.query(`SELECT datname FROM pg_database ORDER BY datname`),
     columns: await c.query(
@@ -41,8 +41,12 @@ describe("PGlite starts from the build's initdb seed", () => {
       const fromSeed = await describeDatabase(seeded);
       assert.deepEqual(fromSeed, await describeDatabase(initdb));
       assert.deepEqual(
-        fromSeed.settings.find((s) => s.name === "shared_buffers"),
-        { name: "shared_buffers", setting: "2048", unit: "8kB" },
+        fromSeed.settings.filter((s) => ["shared_buffers", "min_wal_size", "max_wal_size"].includes(s.name)),
+        [
+          { name: "max_wal_size", setting: "64", unit: "MB" },
+          { name: "min_wal_size", setting: "32", unit: "MB" },
+          { name: "shared_buffers", setting: "2048", unit: "8kB" },
+        ],
         "the service's settings apply to a seeded database too",
       );
     } finally {
