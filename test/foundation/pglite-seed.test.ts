@@ -43,7 +43,7 @@ describe("PGlite starts from the build's initdb seed", () => {
       assert.deepEqual(
         fromSeed.settings.filter((s) => ["shared_buffers", "min_wal_size", "max_wal_size"].includes(s.name)),
         [
-          { name: "max_wal_size", setting: "64", unit: "MB" },
+          { name: "max_wal_size", setting: "32", unit: "MB" },
           { name: "min_wal_size", setting: "32", unit: "MB" },
           { name: "shared_buffers", setting: "2048", unit: "8kB" },
         ],
