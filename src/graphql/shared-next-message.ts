@@ -25,15 +25,12 @@ export class NextMessages {
   payloadFor(id: string, result: ExecutionResult): object {
     let payload = this.payloads.get(result);
     if (payload === undefined) this.payloads.set(result, (payload = JSON.stringify(formattedPayload(result, this.formatError))));
-    const message = `{"id":${JSON.stringify(id)},"type":"next","payload":${payload}}`;
-    return {
-      // Called by graphql-ws's JSON.stringify of the message, just before it is sent: the
-      // placeholder leaves no trace in that text, which `take` replaces.
-      toJSON: () => {
-        this.serialised = message;
-        return undefined;
-      },
-    };
+    return new Placeholder(this, `{"id":${JSON.stringify(id)},"type":"next","payload":${payload}}`);
+  }
+
+  /** Called as graphql-ws serialises a placeholder, just before it sends the text. */
+  serialising(message: string): void {
+    this.serialised = message;
   }
 
   /** The message to send instead of `text`, when `text` is graphql-ws's serialisation of a placeholder. */
@@ -43,6 +40,19 @@ export class NextMessages {
     this.serialised = undefined;
     // Only a next message without a payload can be a placeholder's: graphql-ws never sends one.
     return text.startsWith('{"id":') && text.endsWith(',"type":"next"}') ? message : text;
+  }
+}
+
+/** Stands for a next message's payload; serialised, it records the message and leaves no trace in graphql-ws's text. */
+class Placeholder {
+  constructor(
+    private readonly messages: NextMessages,
+    private readonly message: string,
+  ) {}
+
+  toJSON(): undefined {
+    this.messages.serialising(this.message);
+    return undefined;
   }
 }
 
