@@ -3,7 +3,9 @@
 // process. Each round flips one node's Ready condition in the simulator and times how long
 // until every client has the event. Reports p50/p99 of change-to-receipt latency over all
 // deliveries beside the same latency with one subscriber (the pipeline's floor: watch,
-// history, notice, one delivery), measured first in the same run, and the service's CPU and memory.
+// history, notice, one delivery), measured first in the same run, and the service's CPU and memory:
+// its CPU per delivery (CPU seconds, which hold on a busy machine where milliseconds do not), its
+// main thread's GC pauses, and this process's own CPU (it holds every client: is it the bottleneck?).
 // Usage: npm run bench:subscriptions [-- --subscribers 5000 --changes 40 --json FILE]
 // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes Node options to the service (to profile it).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
