@@ -3,7 +3,9 @@
 // process. Each round flips one node's Ready condition in the simulator and times how long
 // until every client has the event. Reports p50/p99 of change-to-receipt latency over all
 // deliveries beside the same latency with one subscriber (the pipeline's floor: watch,
-// history, notice, one delivery), measured first in the same run, and the service's CPU and memory.
+// history, notice, one delivery), measured first in the same run, and the service's CPU and memory:
+// its CPU per delivery (CPU seconds, which hold on a busy machine where milliseconds do not), its
+// main thread's GC pauses, and this process's own CPU (it holds every client: is it the bottleneck?).
 // Usage: npm run bench:subscriptions [-- --subscribers 5000 --changes 40 --json FILE]
 // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes Node options to the service (to profile it).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -41,6 +43,12 @@ try {
   let connected = 0;
   /** Subscriptions the service holds, from its /metrics. */
   const held = async () => Number(/^node_inventory_subscriptions (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? 0);
+  /** The service's V8 heap in use and the seconds its main thread has spent in garbage collection (prom-client's defaults). */
+  const heapAndGc = async () => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const gcSeconds = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([\d.e+-]+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    return { heapMiB: Number(/^nodejs_heap_size_used_bytes ([\d.e+]+)/m.exec(text)?.[1] ?? 0) / 2 ** 20, gcSeconds };
+  };
   /** Opens `count` more subscribers, in batches: 5,000 connection_init frames at once outwait graphql-ws's 3 s init timeout (4408). */
   const subscribe = async (count: number) => {
     for (let done = 0; done < count; done += 500) await subscribeBatch(Math.min(500, count - done));
@@ -111,15 +119,25 @@ try {
   // Connecting (in batches of 500) is what a reconnect storm after a restart costs the service.
   const connectSeconds = (performance.now() - connectStart) / 1000;
   const connectCpu = cpuSeconds(service.child.pid!) - connectCpu0;
+  const gc0 = await heapAndGc();
   const cpu0 = cpuSeconds(service.child.pid!);
+  const benchCpu0 = process.cpuUsage();
   const wall0 = performance.now();
   const latencies = await rounds(changes, subscribers);
   const cpu = cpuSeconds(service.child.pid!) - cpu0;
+  const benchCpu = process.cpuUsage(benchCpu0);
   const wall = (performance.now() - wall0) / 1000;
+  const gc1 = await heapAndGc();
   console.log(`${latencies.length} deliveries of ${changes} changes to ${subscribers} subscribers, max ${latencies.at(-1)!.toFixed(0)} ms`);
   report.add(`change-to-receipt p50, ${subscribers} subscribers`, percentile(latencies, 50), "ms", { figure: "p50 with one subscriber", value: percentile(alone, 50) });
   report.add(`change-to-receipt p99, ${subscribers} subscribers`, percentile(latencies, 99), "ms", { figure: "p99 with one subscriber", value: percentile(alone, 99) });
   report.add("service CPU during the rounds", (cpu / wall) * 100, "% of one core");
+  // CPU seconds read as a cost, whatever else the machine runs: what each delivery costs the service.
+  report.add("service CPU per delivery", (cpu * 1e6) / latencies.length, "µs");
+  // This process holds all the clients (and the simulator): if it were saturated, it and not the service would set the latency.
+  report.add("service main-thread GC pauses during the rounds", ((gc1.gcSeconds - gc0.gcSeconds) / cpu) * 100, "% of its CPU");
+  report.add(`service heap in use with ${subscribers} subscribers`, gc0.heapMiB, "MiB");
+  report.add("bench process (clients, simulator) CPU during the rounds", ((benchCpu.user + benchCpu.system) / 1e6 / wall) * 100, "% of one core");
   report.add(`connecting and subscribing ${subscribers - 1} clients`, connectSeconds, "s");
   report.add("service CPU per client connected and subscribed", (connectCpu * 1000) / (subscribers - 1), "ms");
   report.add("service peak RSS", peakRss, "MiB");

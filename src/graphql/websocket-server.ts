@@ -11,6 +11,8 @@ import { AppError, ErrorCode } from "./errors.js";
 import { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
 import { sharedEventSubscribe } from "./shared-event-execution.js";
+import { NextMessages } from "./shared-next-message.js";
+import { sendTextFrame } from "./websocket-text-frame.js";
 
 const REFUSAL_CLOSE = {
   [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
@@ -88,6 +90,8 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
    */
   const sharingKeys = new WeakMap<object, string>();
   const validated = new ValidDocuments();
+  /** Each result's payload serialised once, however many subscriptions it goes to. */
+  const nextMessages = new NextMessages(options.formatError);
 
   /** Acknowledged connections and what they authenticated with, checked again when credentials change. */
   const authenticated = new Map<WebSocket, { request: IncomingMessage; connectionParams: Record<string, unknown> | undefined }>();
@@ -191,8 +195,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       return formatted;
     },
     onComplete: (ctx, id) => release(ctx.extra.socket, id),
-    onNext: (_ctx, _id, _payload, _args, result) =>
-      result.errors ? { ...result, errors: result.errors.map(options.formatError) } : undefined,
+    onNext: (_ctx, id, _payload, _args, result) => nextMessages.payloadFor(id, result),
   });
 
   /** Authenticates, parses, validates and admits one operation: its execution arguments or the errors refusing it. */
@@ -271,11 +274,14 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
     const closed = protocol.opened(
       {
         protocol: socket.protocol,
-        send: (data) =>
-          new Promise<void>((resolve, reject) => {
+        send: (data) => {
+          // Taken at once: graphql-ws serialised a next message's placeholder just before this call.
+          const text = nextMessages.take(data);
+          return new Promise<void>((resolve, reject) => {
             if (socket.readyState !== socket.OPEN) return resolve();
-            socket.send(data, (err) => (err ? reject(err) : resolve()));
-          }),
+            sendTextFrame(socket, request.socket, text, (err) => (err ? reject(err) : resolve()));
+          });
+        },
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) => {
           const inbox = new Inbox(socket, async (text) => {

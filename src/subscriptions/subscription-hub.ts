@@ -17,6 +17,31 @@ export interface NodeStatusEvent {
 type Listener<T> = (event: T) => void;
 
 /**
+ * Listeners called per turn of the event loop. Each call starts a subscriber's delivery (its
+ * queue, execution, graphql-ws, the socket write), and those run as microtasks; called all
+ * at once, thousands of deliveries advance side by side, step by step, so none is written
+ * until all have begun and every one's garbage is alive at each collection (a third of the
+ * service's CPU at 5,000 subscribers went to the collector). A slice at a time, each slice is
+ * written out before the next begins, and sockets and HTTP are served in between.
+ */
+const LISTENERS_PER_TURN = 250;
+
+/** Hands `event` to every listener registered now, {@link LISTENERS_PER_TURN} per turn of the event loop. */
+async function fanOut<T>(listeners: ReadonlySet<Listener<T>>, event: T): Promise<void> {
+  if (listeners.size <= LISTENERS_PER_TURN) {
+    for (const listener of listeners) listener(event);
+    return;
+  }
+  // Those registered when the event arrived and still registered: one subscribing meanwhile
+  // starts after this event, one gone meanwhile is not called, as when all are called at once.
+  const now = [...listeners];
+  for (let i = 0; i < now.length; i++) {
+    if (i > 0 && i % LISTENERS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (listeners.has(now[i]!)) now[i]!(event);
+  }
+}
+
+/**
  * Turns the recorder's notices (from this replica or, through PostgreSQL, from the leader)
  * into subscription events: loads the rows they name once per notice, whatever the number of
  * subscribers, and hands each event to every listener in notice order (so per node, in order).
@@ -80,9 +105,9 @@ export class SubscriptionHub {
       if (notice.unschedulable !== undefined || (notice.deleted && transitions.length === 0)) {
         statusEvents.push({ cluster: notice.cluster, name: notice.node, node, transition: null, unschedulable, at: new Date(notice.at) });
       }
-      for (const event of statusEvents) for (const listener of this.statusListeners) listener(event);
+      for (const event of statusEvents) await fanOut(this.statusListeners, event);
     }
-    for (const event of events) for (const listener of this.maintenanceListeners) listener(event);
-    if (notice.drain) for (const listener of this.drainListeners) listener(notice.drain);
+    for (const event of events) await fanOut(this.maintenanceListeners, event);
+    if (notice.drain) await fanOut(this.drainListeners, notice.drain);
   }
 }

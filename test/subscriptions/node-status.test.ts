@@ -90,6 +90,66 @@ describe("nodeStatusChanged", () => {
   });
 });
 
+describe("one change, many subscribers", () => {
+  test("a change reaching more subscribers than are called in one turn (300 on three connections) reaches each once, in order, as the exact text graphql-ws sends", async () => {
+    const cluster = await startSimWithKubeconfig({ nodes: 2, seed: 53, clockSpeed: 0 });
+    // 100 subscribe frames at once per connection: all admitted together, as the bench's clients are.
+    const limits = { maxInFlightPerCaller: 300, maxInFlight: 300 };
+    const { app, url, probes } = await startTestApp({ clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, limits }, { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 } });
+    // Raw graphql-transport-ws, so the frames are seen as sent.
+    const connections: WebSocket[] = [];
+    const frames = [0, 1, 2].map(() => [] as string[]);
+    try {
+      await eventually(async () => {
+        const h = (await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }) })).json() as any).data.service.history;
+        return h.recordedTransitions > 0 && h.pendingWrites === 0;
+      }, "the first records");
+      const listening = probes.subscriberCount();
+      await Promise.all(
+        frames.map(async (_, c) => {
+          const socket = new WebSocket(url.replace(/^http/, "ws") + "/graphql", "graphql-transport-ws");
+          connections.push(socket);
+          await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+          socket.on("message", (data) => frames[c]!.push(String(data)));
+          socket.send(JSON.stringify({ type: "connection_init" }));
+          await eventually(() => frames[c]!.includes('{"type":"connection_ack"}') || undefined, "the ack");
+          for (let i = 0; i < 100; i++) socket.send(JSON.stringify({ id: `c${c}-${i}`, type: "subscribe", payload: { query: "subscription { nodeStatusChanged { name transition { from to } } }" } }));
+        }),
+      );
+      await subscribers(probes, listening + 300);
+      const node = cluster.sim.cluster.nodeNames()[0]!;
+      for (const [round, to] of (["False", "True"] as const).entries()) {
+        cluster.sim.cluster.advance(10_000);
+        cluster.sim.cluster.setNodeCondition(node, "Ready", to, to === "False" ? "KubeletNotReady" : "KubeletReady");
+        await eventually(() => frames.every((f) => f.length >= 1 + 100 * (round + 1)) || undefined, `event ${round + 1} on each of 300 subscriptions`, 10_000);
+      }
+      assert.deepEqual(frames.map((f) => f.length), [201, 201, 201]);
+      const payloads = new Map<string, string[]>();
+      for (const [c, received] of frames.entries()) {
+        assert.equal(received[0], '{"type":"connection_ack"}');
+        for (const text of received.slice(1)) {
+          const message = JSON.parse(text);
+          // Byte for byte what graphql-ws's JSON.stringify of the message gives.
+          assert.equal(text, JSON.stringify({ id: message.id, type: "next", payload: message.payload }));
+          assert.ok(message.id.startsWith(`c${c}-`));
+          const list = payloads.get(message.id) ?? [];
+          payloads.set(message.id, [...list, JSON.stringify(message.payload)]);
+        }
+      }
+      assert.equal(payloads.size, 300);
+      const expected = [
+        JSON.stringify({ data: { nodeStatusChanged: { name: node, transition: { from: "TRUE", to: "FALSE" } } } }),
+        JSON.stringify({ data: { nodeStatusChanged: { name: node, transition: { from: "FALSE", to: "TRUE" } } } }),
+      ];
+      for (const [id, got] of payloads) assert.deepEqual(got, expected, id);
+    } finally {
+      for (const socket of connections) socket.close();
+      await app.stop();
+      await cluster.stop();
+    }
+  });
+});
+
 describe("subscriptions across replicas", () => {
   test("a subscriber on the standby receives what the leader recorded (PostgreSQL LISTEN/NOTIFY)", async () => {
     const postgres = BACKENDS.find((b) => b.name === "postgres")!;
