@@ -10,6 +10,8 @@ import {
   type SelectionSetNode,
 } from "graphql";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
+import { AnswerFragments, type AnswerFragmentsOptions, type FragmentPlan } from "./answer-fragments.js";
+import { markPrerendered } from "./prerendered-json.js";
 
 /**
  * The root fields answered from the live watch cache. Their answers are the large ones (all
@@ -24,6 +26,12 @@ export interface CompiledExecutorOptions {
   compileAfter?: number;
   /** Compiled documents kept (least recently used dropped first). */
   maxCompiled?: number;
+  /**
+   * Types whose selections are answered from JSON written once per object and reused while its
+   * inputs are unchanged (answer-fragments.ts); the answer then holds PrerenderedJson values,
+   * which only {@link PrerenderedAnswers} writes out. Absent: plain answers.
+   */
+  answerFragments?: AnswerFragmentsOptions;
 }
 
 /** What executes one operation: the document is valid and `operation` is the one to run. */
@@ -40,6 +48,8 @@ export interface OperationRequest {
 interface Compiled {
   seen: number;
   query?: CompiledQuery;
+  /** How the operation is answered with fragments; null when it is not. */
+  answerPlan?: FragmentPlan | null;
 }
 
 /**
@@ -53,6 +63,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
   const maxCompiled = options.maxCompiled ?? 200;
   // A Map iterates in insertion order: re-inserting on use makes the first key the least recent.
   const cache = new Map<string, Compiled>();
+  const answerFragments = options.answerFragments ? new AnswerFragments(schema, options.answerFragments) : undefined;
 
   const entryFor = (key: string): Compiled => {
     let entry = cache.get(key);
@@ -70,14 +81,23 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
     if (operation.operation !== "query" || !compilable(operation.selectionSet)) return plain();
     const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
     if (coerced.errors) return plain();
-    const entry = entryFor(`${request.documentKey}\n${operationName ?? ""}`);
+    const entryKey = `${request.documentKey}\n${operationName ?? ""}`;
+    const entry = entryFor(entryKey);
     if (!entry.query) {
       if (++entry.seen <= compileAfter) return plain();
       const compiled = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
       // Compiling fails only on what validation already refused; graphql-js then says why.
       if (!isCompiledQuery(compiled)) return plain();
       entry.query = compiled;
+      entry.answerPlan = answerFragments?.plan(document, operation) ?? null;
       compiledCount++;
+    }
+    if (entry.answerPlan) {
+      const answer = await answerFragments!.run(entry.answerPlan, entryKey, contextValue, variables ?? {}, coerced.coerced);
+      if (answer) {
+        if (answer.data) markPrerendered(answer.data);
+        return answer as ExecutionResult;
+      }
     }
     return entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult;
   };
