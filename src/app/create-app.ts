@@ -284,7 +284,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const gateway = compiledExecutorGateway(schema, {
         answerFragments: { types: [nodeAnswerFragments(inventory)], partitionOf: (context) => (context as RequestContext).principal?.role ?? "" },
       });
-      if (overrides.probes) overrides.probes.compiledOperations = gateway.compiled;
+      if (overrides.probes) {
+        overrides.probes.compiledOperations = gateway.compiled;
+        overrides.probes.answersFromFragments = gateway.answeredFromFragments;
+      }
       apollo = new ApolloServer<RequestContext>({
         gateway,
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),

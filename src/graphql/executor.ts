@@ -75,6 +75,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
   };
 
   let compiledCount = 0;
+  let answeredFromFragments = 0;
   const run = async (request: OperationRequest): Promise<ExecutionResult> => {
     const { document, operation, operationName, variables, contextValue } = request;
     const plain = () => execute({ schema, document, operationName, variableValues: variables, contextValue }) as Promise<ExecutionResult> | ExecutionResult;
@@ -95,17 +96,18 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
     if (entry.answerPlan) {
       const answer = await answerFragments!.run(entry.answerPlan, entryKey, contextValue, variables ?? {}, coerced.coerced);
       if (answer) {
+        answeredFromFragments++;
         if (answer.data) markPrerendered(answer.data);
         return answer as ExecutionResult;
       }
     }
     return entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult;
   };
-  return Object.assign(run, { compiled: () => compiledCount });
+  return Object.assign(run, { compiled: () => compiledCount, answeredFromFragments: () => answeredFromFragments });
 }
 
-/** Runs one operation; `compiled()` counts the operations compiled so far. */
-export type CompiledExecutor = ((request: OperationRequest) => Promise<ExecutionResult>) & { compiled(): number };
+/** Runs one operation; `compiled()` counts the operations compiled so far, `answeredFromFragments()` the answers made of prerendered fragments. */
+export type CompiledExecutor = ((request: OperationRequest) => Promise<ExecutionResult>) & { compiled(): number; answeredFromFragments(): number };
 
 /** Only live-cache root fields, no fragments at the root (they would hide what is asked). */
 function compilable(set: SelectionSetNode): boolean {
@@ -116,7 +118,7 @@ function compilable(set: SelectionSetNode): boolean {
  * Apollo Server's gateway interface, used for what it is: a way to put another executor behind
  * Apollo's parsing, validation, plugins and error formatting. The schema never changes.
  */
-export function compiledExecutorGateway(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): GatewayInterface & { compiled(): number } {
+export function compiledExecutorGateway(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): GatewayInterface & Pick<CompiledExecutor, "compiled" | "answeredFromFragments"> {
   const run = createCompiledExecutor(schema, options);
   const executor: GatewayExecutor = (context: GatewayGraphQLRequestContext) =>
     run({
@@ -137,5 +139,6 @@ export function compiledExecutorGateway(schema: GraphQLSchema, options: Compiled
     },
     async stop() {},
     compiled: run.compiled,
+    answeredFromFragments: run.answeredFromFragments,
   };
 }
