@@ -77,6 +77,8 @@ export interface FragmentPlan {
 interface RequestState {
   stores: FragmentStore[];
   variables: Record<string, unknown>;
+  /** Fragments to write before the answer is complete, written in one query per store and group. */
+  writes: Map<FragmentStore, PendingWrites>;
   failed: boolean;
 }
 
@@ -105,20 +107,20 @@ export class AnswerFragments {
     this.extended = extendSchema(
       schema,
       parse(`scalar NodeInventoryPrerendered
-        extend type ${schema.getQueryType()!.name} { ${names.map((n) => `${RENDER_FIELD(n)}: ${n}`).join(" ")} }
+        extend type ${schema.getQueryType()!.name} { ${names.map((n) => `${RENDER_FIELD(n)}: [${n}]`).join(" ")} }
         ${names.map((n) => `extend type ${n} { ${PRERENDERED_FIELD}(position: Int!): NodeInventoryPrerendered! }`).join("\n")}`),
       { assumeValidSDL: true },
     );
     const queryFields = this.extended.getQueryType()!.getFields();
     for (const name of names) {
-      // A fragment's query starts at the object it is written for, given as the root value.
+      // A fragment's query starts at the objects it is written for, given as the root value.
       queryFields[RENDER_FIELD(name)]!.resolve = (root: unknown) => root;
       const field = (this.extended.getType(name) as GraphQLObjectType).getFields()[PRERENDERED_FIELD] as GraphQLField<object, unknown, { position: number }>;
       field.resolve = (object, { position }, context) => {
         const state = this.states.get(context as object);
         if (!state) throw new Error("a prerendered field outside a fragment answer");
         try {
-          return state.stores[position]!.fragmentOf(object, context, state.variables);
+          return state.stores[position]!.fragmentOf(object, state.writes);
         } catch (error) {
           state.failed = true;
           throw error;
@@ -190,16 +192,19 @@ export class AnswerFragments {
     const state: RequestState = {
       stores: plan.positions.map((position, index) => this.storeFor(`${documentKey}\n${index}\n${partition}\n${variableKey(position.variables, coerced)}`, position)),
       variables,
+      writes: new Map(),
       failed: false,
     };
     this.states.set(context, state);
+    let result: { data?: unknown; errors?: readonly unknown[] };
     try {
-      const result = (await plan.outer.query(undefined, context, variables)) as { data?: unknown; errors?: readonly unknown[] };
-      if (state.failed || result.errors?.length) return undefined;
-      return result;
+      result = (await plan.outer.query(undefined, context, variables)) as typeof result;
     } finally {
       this.states.delete(context);
     }
+    if (state.failed || result.errors?.length) return undefined;
+    for (const [store, pending] of state.writes) if (!store.write(pending, context, variables)) return undefined;
+    return result;
   }
 
   private storeFor(key: string, position: PositionPlan): FragmentStore {
@@ -301,39 +306,72 @@ interface Entry {
   json: PrerenderedJson;
 }
 
-/** The fragments of one position (document, partition, variables): per object, per group input. */
+/** Per group of a position: the objects whose fragment needs that group written, and where it goes. */
+type PendingWrites = { objects: object[]; entries: Entry[] }[];
+
+/**
+ * The fragments of one position (document, partition, variables): per object, the inputs each
+ * group was written from and the JSON. A fragment whose inputs changed is written for all such
+ * objects of an answer at once, one compiled query per group (5,000 nodes' usage after a
+ * metrics poll is one query over 5,000 objects, not 5,000 queries), and only kept once written.
+ */
 class FragmentStore {
   private readonly entries = new WeakMap<object, Entry>();
 
   constructor(private readonly position: PositionPlan) {}
 
-  fragmentOf(object: object, context: unknown, variables: Record<string, unknown>): PrerenderedJson {
+  /** The object's fragment; when an input changed, one whose parts `write` fills in before the answer is complete. */
+  fragmentOf(object: object, writes: Map<FragmentStore, PendingWrites>): PrerenderedJson {
     const { groups, keyCount } = this.position;
     const entry = this.entries.get(object);
     // The common case, every input unchanged since the last answer: nothing allocated.
     if (entry && groups.every((plan, g) => plan.group.inputOf(object) === entry.inputs[g])) return entry.json;
+    let pending = writes.get(this);
+    if (!pending) writes.set(this, (pending = groups.map(() => ({ objects: [], entries: [] }))));
     const inputs = groups.map((plan) => plan.group.inputOf(object));
-    const parts = entry ? [...entry.json.parts] : new Array<Buffer>(keyCount);
-    groups.forEach((plan, g) => {
-      if (!entry || entry.inputs[g] !== inputs[g]) write(plan, object, context, variables, keyCount, parts);
+    const fresh: Entry = { inputs, json: new PrerenderedJson(entry ? [...entry.json.parts] : new Array<Buffer>(keyCount)) };
+    groups.forEach((_, g) => {
+      if (entry && entry.inputs[g] === inputs[g]) return;
+      pending[g]!.objects.push(object);
+      pending[g]!.entries.push(fresh);
     });
-    const fresh: Entry = { inputs, json: new PrerenderedJson(parts) };
-    this.entries.set(object, fresh);
     return fresh.json;
+  }
+
+  /** Writes what an answer found changed; false when a group could not be written (the answer is then made as before). */
+  write(pending: PendingWrites, context: unknown, variables: Record<string, unknown>): boolean {
+    const { groups, keyCount } = this.position;
+    for (const [g, { objects, entries }] of pending.entries()) {
+      if (objects.length === 0) continue;
+      const values = writeGroup(groups[g]!, objects, context, variables);
+      if (!values) return false;
+      for (const [i, entry] of entries.entries()) {
+        const parts = entry.json.parts;
+        for (const { key, index } of groups[g]!.keys) {
+          parts[index] = Buffer.from(`${index === 0 ? "{" : ","}${JSON.stringify(key)}:${JSON.stringify(values[i]![key])}${index === keyCount - 1 ? "}" : ""}`, "utf8");
+        }
+      }
+    }
+    // Kept only once every part is written.
+    const seen = new Set<Entry>();
+    for (const { objects, entries } of pending) {
+      for (const [i, entry] of entries.entries()) {
+        if (!seen.has(entry)) this.entries.set(objects[i]!, entry);
+        seen.add(entry);
+      }
+    }
+    return true;
   }
 }
 
-/** Writes one group's keys of `object` into `parts` (each with the comma or brace around it). */
-function write(plan: GroupPlan, object: object, context: unknown, variables: Record<string, unknown>, keyCount: number, parts: Buffer[]): void {
-  const result = plan.query.query(object, context, variables) as { data?: Record<string, Record<string, unknown> | null>; errors?: readonly unknown[] } | Promise<unknown>;
-  if (result instanceof Promise || result.errors?.length) {
-    // A cached field never waits; should one, or fail, the operation runs as before (and says why).
-    if (result instanceof Promise) result.catch(() => {});
-    throw new Error("a cached selection could not be written");
+/** One group's values for each of `objects` (in order), or undefined when the query could not answer them all. */
+function writeGroup(plan: GroupPlan, objects: object[], context: unknown, variables: Record<string, unknown>): Record<string, unknown>[] | undefined {
+  const result = plan.query.query(objects, context, variables) as { data?: Record<string, Record<string, unknown>[] | null>; errors?: readonly unknown[] } | Promise<unknown>;
+  // A cached field never waits; should one, or fail, the operation runs as before (and says why).
+  if (result instanceof Promise) {
+    result.catch(() => {});
+    return undefined;
   }
-  const value = result.data![RENDER_FIELD(plan.typeName)]!;
-  for (const { key, index } of plan.keys) {
-    const text = `${index === 0 ? "{" : ","}${JSON.stringify(key)}:${JSON.stringify(value[key])}${index === keyCount - 1 ? "}" : ""}`;
-    parts[index] = Buffer.from(text, "utf8");
-  }
+  if (result.errors?.length) return undefined;
+  return result.data![RENDER_FIELD(plan.typeName)] ?? undefined;
 }

@@ -3,11 +3,12 @@ import type { FormattedExecutionResult } from "graphql";
 /**
  * A value of an answer already written as JSON (UTF-8 bytes), in pieces that are reused from
  * one answer to the next while what they were written from is unchanged (answer-fragments.ts).
- * The pieces are never changed once made: a piece that has to change is replaced, so an answer
- * holding them is a consistent snapshot however long it waits for the socket.
+ * The pieces are filled in before the answer that first holds them is complete and never
+ * changed after: a fragment that has to change is a new PrerenderedJson, so an answer holding
+ * one is a consistent snapshot however long it waits for the socket.
  */
 export class PrerenderedJson {
-  constructor(readonly parts: readonly Buffer[]) {}
+  constructor(readonly parts: Buffer[]) {}
 
   /** For anything that serialises it with JSON.stringify instead of {@link serialiseResult}. */
   toJSON(): unknown {
