@@ -50,10 +50,10 @@ export async function bindHttpPort(host: string, port: number): Promise<Server> 
 /**
  * How long an idle keep-alive connection is kept: 65 s, past the 60 s idle timeout of the
  * usual load balancers, instead of Node's 5 s. With 5 s, an event loop busy for a few seconds
- * (a first sync's parsing, an embedded PGlite query, a large answer) let the timer of a
- * connection fire before its next request, already received, was read: the client's request
- * was cut with ECONNRESET (issue 17, seen in bench:inventory). Shutdown closes idle
- * connections itself, so this does not make a stop wait.
+ * (a first sync's parsing, an embedded PGlite query) can let a connection's timer fire before
+ * its next request, already received, is read, and the request is reset: bench:inventory's
+ * query was, about 5 s after the previous answer, never logged by the service (issue 17,
+ * docs/scaling.md). Shutdown closes idle connections itself, so this does not make a stop wait.
  */
 export const KEEP_ALIVE_MS = 65_000;
 
