@@ -29,7 +29,7 @@ export interface CompiledExecutorOptions {
   /**
    * Types whose selections are answered from JSON written once per object and reused while its
    * inputs are unchanged (answer-fragments.ts); the answer then holds PrerenderedJson values,
-   * which only {@link PrerenderedAnswers} writes out. Absent: plain answers.
+   * which only PrerenderedAnswers (prerendered-json.ts) writes out. Absent: plain answers.
    */
   answerFragments?: AnswerFragmentsOptions;
 }
@@ -90,7 +90,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
       // Compiling fails only on what validation already refused; graphql-js then says why.
       if (!isCompiledQuery(compiled)) return plain();
       entry.query = compiled;
-      entry.answerPlan = answerFragments?.plan(document, operation) ?? null;
+      entry.answerPlan = planAnswer(answerFragments, document, operation);
       compiledCount++;
     }
     if (entry.answerPlan) {
@@ -108,6 +108,15 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
 
 /** Runs one operation; `compiled()` counts the operations compiled so far, `answeredFromFragments()` the answers made of prerendered fragments. */
 export type CompiledExecutor = ((request: OperationRequest) => Promise<ExecutionResult>) & { compiled(): number; answeredFromFragments(): number };
+
+/** The operation's fragment plan; none when planning fails (the operation then runs as it always did). */
+function planAnswer(fragments: AnswerFragments | undefined, document: DocumentNode, operation: OperationDefinitionNode): FragmentPlan | null {
+  try {
+    return fragments?.plan(document, operation) ?? null;
+  } catch {
+    return null;
+  }
+}
 
 /** Only live-cache root fields, no fragments at the root (they would hide what is asked). */
 function compilable(set: SelectionSetNode): boolean {
