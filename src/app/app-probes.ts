@@ -9,4 +9,6 @@ export class AppProbes {
   drainsRunning: () => readonly string[] = () => [];
   /** How many operations graphql-jit has compiled (graphql/executor.ts). */
   compiledOperations: () => number = () => 0;
+  /** How many answers were made of prerendered node fragments (graphql/answer-fragments.ts). */
+  answersFromFragments: () => number = () => 0;
 }

@@ -18,6 +18,8 @@ import type { RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
 import { compiledExecutorGateway } from "../graphql/executor.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
+import { PrerenderedAnswers } from "../graphql/prerendered-json.js";
+import { nodeAnswerFragments } from "../inventory/node-answer-fragments.js";
 import { InFlightLimiter } from "../graphql/in-flight.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
 import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
@@ -149,6 +151,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     const requestId = requestIdOf(req);
     return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
   };
+  const prerenderedAnswers = new PrerenderedAnswers();
   const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
 
   /** The clusters to watch; starts the embedded simulator when that is the plan. */
@@ -275,11 +278,20 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
-      const gateway = compiledExecutorGateway(schema);
-      if (overrides.probes) overrides.probes.compiledOperations = gateway.compiled;
+      // Each node's part of an answer is written once and reused while its node, pods and metrics
+      // sample are unchanged (inventory/node-answer-fragments.ts), and the answer's bytes go to
+      // the socket as they are (graphql/prerendered-json.ts).
+      const gateway = compiledExecutorGateway(schema, {
+        answerFragments: { types: [nodeAnswerFragments(inventory)], partitionOf: (context) => (context as RequestContext).principal?.role ?? "" },
+      });
+      if (overrides.probes) {
+        overrides.probes.compiledOperations = gateway.compiled;
+        overrides.probes.answersFromFragments = gateway.answeredFromFragments;
+      }
       apollo = new ApolloServer<RequestContext>({
         gateway,
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
+        stringifyResult: prerenderedAnswers.stringifyResult,
         includeStacktraceInErrorResponses: false,
         // On by default; said here because the local admin of a server without auth depends on it.
         csrfPrevention: true,
@@ -316,6 +328,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
             contextFor,
             inFlight,
+            prerenderedAnswers,
           ),
           subgraph: graphqlHttpHandler(
             subgraph,

@@ -10,6 +10,8 @@ import {
   type SelectionSetNode,
 } from "graphql";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
+import { AnswerFragments, type AnswerFragmentsOptions, type FragmentPlan } from "./answer-fragments.js";
+import { markPrerendered } from "./prerendered-json.js";
 
 /**
  * The root fields answered from the live watch cache. Their answers are the large ones (all
@@ -24,6 +26,12 @@ export interface CompiledExecutorOptions {
   compileAfter?: number;
   /** Compiled documents kept (least recently used dropped first). */
   maxCompiled?: number;
+  /**
+   * Types whose selections are answered from JSON written once per object and reused while its
+   * inputs are unchanged (answer-fragments.ts); the answer then holds PrerenderedJson values,
+   * which only PrerenderedAnswers (prerendered-json.ts) writes out. Absent: plain answers.
+   */
+  answerFragments?: AnswerFragmentsOptions;
 }
 
 /** What executes one operation: the document is valid and `operation` is the one to run. */
@@ -40,6 +48,8 @@ export interface OperationRequest {
 interface Compiled {
   seen: number;
   query?: CompiledQuery;
+  /** How the operation is answered with fragments; null when it is not. */
+  answerPlan?: FragmentPlan | null;
 }
 
 /**
@@ -53,6 +63,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
   const maxCompiled = options.maxCompiled ?? 200;
   // A Map iterates in insertion order: re-inserting on use makes the first key the least recent.
   const cache = new Map<string, Compiled>();
+  const answerFragments = options.answerFragments ? new AnswerFragments(schema, options.answerFragments) : undefined;
 
   const entryFor = (key: string): Compiled => {
     let entry = cache.get(key);
@@ -64,28 +75,48 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
   };
 
   let compiledCount = 0;
+  let answeredFromFragments = 0;
   const run = async (request: OperationRequest): Promise<ExecutionResult> => {
     const { document, operation, operationName, variables, contextValue } = request;
     const plain = () => execute({ schema, document, operationName, variableValues: variables, contextValue }) as Promise<ExecutionResult> | ExecutionResult;
     if (operation.operation !== "query" || !compilable(operation.selectionSet)) return plain();
     const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
     if (coerced.errors) return plain();
-    const entry = entryFor(`${request.documentKey}\n${operationName ?? ""}`);
+    const entryKey = `${request.documentKey}\n${operationName ?? ""}`;
+    const entry = entryFor(entryKey);
     if (!entry.query) {
       if (++entry.seen <= compileAfter) return plain();
       const compiled = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
       // Compiling fails only on what validation already refused; graphql-js then says why.
       if (!isCompiledQuery(compiled)) return plain();
       entry.query = compiled;
+      entry.answerPlan = planAnswer(answerFragments, document, operation);
       compiledCount++;
+    }
+    if (entry.answerPlan) {
+      const answer = await answerFragments!.run(entry.answerPlan, entryKey, contextValue, variables ?? {}, coerced.coerced);
+      if (answer) {
+        answeredFromFragments++;
+        if (answer.data) markPrerendered(answer.data);
+        return answer as ExecutionResult;
+      }
     }
     return entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult;
   };
-  return Object.assign(run, { compiled: () => compiledCount });
+  return Object.assign(run, { compiled: () => compiledCount, answeredFromFragments: () => answeredFromFragments });
 }
 
-/** Runs one operation; `compiled()` counts the operations compiled so far. */
-export type CompiledExecutor = ((request: OperationRequest) => Promise<ExecutionResult>) & { compiled(): number };
+/** Runs one operation; `compiled()` counts the operations compiled so far, `answeredFromFragments()` the answers made of prerendered fragments. */
+export type CompiledExecutor = ((request: OperationRequest) => Promise<ExecutionResult>) & { compiled(): number; answeredFromFragments(): number };
+
+/** The operation's fragment plan; none when planning fails (the operation then runs as it always did). */
+function planAnswer(fragments: AnswerFragments | undefined, document: DocumentNode, operation: OperationDefinitionNode): FragmentPlan | null {
+  try {
+    return fragments?.plan(document, operation) ?? null;
+  } catch {
+    return null;
+  }
+}
 
 /** Only live-cache root fields, no fragments at the root (they would hide what is asked). */
 function compilable(set: SelectionSetNode): boolean {
@@ -96,7 +127,7 @@ function compilable(set: SelectionSetNode): boolean {
  * Apollo Server's gateway interface, used for what it is: a way to put another executor behind
  * Apollo's parsing, validation, plugins and error formatting. The schema never changes.
  */
-export function compiledExecutorGateway(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): GatewayInterface & { compiled(): number } {
+export function compiledExecutorGateway(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): GatewayInterface & Pick<CompiledExecutor, "compiled" | "answeredFromFragments"> {
   const run = createCompiledExecutor(schema, options);
   const executor: GatewayExecutor = (context: GatewayGraphQLRequestContext) =>
     run({
@@ -117,5 +148,6 @@ export function compiledExecutorGateway(schema: GraphQLSchema, options: Compiled
     },
     async stop() {},
     compiled: run.compiled,
+    answeredFromFragments: run.answeredFromFragments,
   };
 }

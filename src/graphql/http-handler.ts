@@ -6,6 +6,7 @@ import type { RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
 import type { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
+import type { PrerenderedAnswers } from "./prerendered-json.js";
 
 /** The largest request body accepted; GraphQL documents are small, so this is generous. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -24,6 +25,7 @@ export function graphqlHttpHandler(
   authenticate: (req: IncomingMessage) => Promise<Authentication>,
   contextFor: (req: IncomingMessage, principal: Principal) => RequestContext,
   inFlight?: InFlightLimiter,
+  prerendered?: PrerenderedAnswers,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const auth = await authenticate(req);
@@ -98,7 +100,8 @@ export function graphqlHttpHandler(
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
     if (response.body.kind === "complete") {
-      res.end(response.body.string);
+      // A large answer's bytes, written once by the serialiser, or Apollo's text.
+      res.end(prerendered?.take(response.body.string) ?? response.body.string);
       return;
     }
     for await (const chunk of response.body.asyncIterator) res.write(chunk);

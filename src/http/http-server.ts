@@ -36,7 +36,7 @@ export function requestIdOf(req: IncomingMessage): string {
  * routes are attached, /healthz answers 200 (the process is up) and everything else 503.
  */
 export async function bindHttpPort(host: string, port: number): Promise<Server> {
-  const server = createServer(answerWhileStarting);
+  const server = keepingAlive(createServer(answerWhileStarting));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -44,6 +44,23 @@ export async function bindHttpPort(host: string, port: number): Promise<Server> 
       resolve();
     });
   });
+  return server;
+}
+
+/**
+ * How long an idle keep-alive connection is kept: 65 s, past the 60 s idle timeout of the
+ * usual load balancers, instead of Node's 5 s. With 5 s, an event loop busy for a few seconds
+ * (a first sync's parsing, an embedded PGlite query) can let a connection's timer fire before
+ * its next request, already received, is read, and the request is reset: bench:inventory's
+ * query was, about 5 s after the previous answer, never logged by the service (issue 17,
+ * docs/scaling.md). Shutdown closes idle connections itself, so this does not make a stop wait.
+ */
+export const KEEP_ALIVE_MS = 65_000;
+
+function keepingAlive(server: Server): Server {
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  // Headers of a request on a kept connection must be allowed at least as long.
+  server.headersTimeout = Math.max(server.headersTimeout, KEEP_ALIVE_MS + 1_000);
   return server;
 }
 
@@ -90,7 +107,7 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
       }
     }
   };
-  if (!bound) return createServer(handle);
+  if (!bound) return keepingAlive(createServer(handle));
   bound.off("request", answerWhileStarting).on("request", handle);
   return bound;
 }

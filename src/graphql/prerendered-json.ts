@@ -1,0 +1,142 @@
+import type { FormattedExecutionResult } from "graphql";
+
+/**
+ * A value of an answer already written as JSON (UTF-8 bytes), in pieces that are reused from
+ * one answer to the next while what they were written from is unchanged (answer-fragments.ts).
+ * The pieces are filled in before the answer that first holds them is complete and never
+ * changed after: a fragment that has to change is a new PrerenderedJson, so an answer holding
+ * one is a consistent snapshot however long it waits for the socket.
+ */
+export class PrerenderedJson {
+  constructor(readonly parts: Buffer[]) {}
+
+  /** For anything that serialises it with JSON.stringify instead of {@link serialiseResult}. */
+  toJSON(): unknown {
+    return JSON.parse(Buffer.concat(this.parts).toString("utf8"));
+  }
+}
+
+/**
+ * The field the executor puts in place of a cached object's selection: `{ [PRERENDERED_FIELD]:
+ * PrerenderedJson }` stands for the object whose JSON it holds. The API schema has no such
+ * field, so no caller can ask for one; an alias of that name holds a string or a number, never
+ * a PrerenderedJson.
+ */
+export const PRERENDERED_FIELD = "nodeInventoryPrerendered";
+
+/** Results whose data holds PrerenderedJson values (set by the executor, read by the serialiser). */
+const holdingPrerendered = new WeakSet<object>();
+
+export function markPrerendered(data: object): void {
+  holdingPrerendered.add(data);
+}
+
+/** A result as Apollo's default writes it (`JSON.stringify(result) + "\n"`), as UTF-8, with the prerendered pieces copied in. */
+export function serialiseResult(result: FormattedExecutionResult): Buffer {
+  const writer = new PieceWriter();
+  writeValue(result, writer);
+  writer.text("\n");
+  return writer.bytes();
+}
+
+class PieceWriter {
+  private readonly pieces: (string | Buffer)[] = [];
+  private pending = "";
+
+  text(text: string): void {
+    this.pending += text;
+  }
+
+  raw(parts: readonly Buffer[]): void {
+    if (this.pending !== "") this.pieces.push(this.pending);
+    this.pending = "";
+    for (const part of parts) this.pieces.push(part);
+  }
+
+  bytes(): Buffer {
+    if (this.pending !== "") this.pieces.push(this.pending);
+    let length = 0;
+    for (const piece of this.pieces) length += typeof piece === "string" ? Buffer.byteLength(piece) : piece.length;
+    const out = Buffer.allocUnsafe(length);
+    let at = 0;
+    for (const piece of this.pieces) at += typeof piece === "string" ? out.write(piece, at) : piece.copy(out, at);
+    return out;
+  }
+}
+
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
+}
+
+/** JSON.stringify's output, for the plain objects, arrays and primitives a GraphQL result is made of. */
+function writeValue(value: unknown, writer: PieceWriter): void {
+  if (value === null || typeof value !== "object") {
+    writer.text(JSON.stringify(value));
+    return;
+  }
+  if (value instanceof PrerenderedJson) return writer.raw(value.parts);
+  if (Array.isArray(value)) {
+    writer.text("[");
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) writer.text(",");
+      const item = value[i];
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") writer.text("null");
+      else writeValue(item, writer);
+    }
+    writer.text("]");
+    return;
+  }
+  if (!isPlainObject(value)) {
+    writer.text(JSON.stringify(value));
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  const stand = record[PRERENDERED_FIELD];
+  if (keys.length === 1 && stand instanceof PrerenderedJson) return writer.raw(stand.parts);
+  writer.text("{");
+  let first = true;
+  for (const key of keys) {
+    const item = record[key];
+    if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+    writer.text(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
+    first = false;
+    writeValue(item, writer);
+  }
+  writer.text("}");
+}
+
+/**
+ * Apollo Server's `stringifyResult` must return a string, and an answer of all 5,000 nodes is
+ * 9.4 MB of it: made, measured for Content-Length and converted to UTF-8 again for the socket.
+ * For a result holding prerendered pieces this writes the bytes once and hands Apollo a token
+ * instead, which the HTTP handler exchanges for them (`take`). Every other result is Apollo's
+ * default, `JSON.stringify(result) + "\n"`.
+ */
+export class PrerenderedAnswers {
+  private readonly waiting = new Map<string, Buffer>();
+  private issued = 0;
+
+  readonly stringifyResult = (result: FormattedExecutionResult): string => {
+    if (!result.data || !holdingPrerendered.has(result.data)) return JSON.stringify(result) + "\n";
+    // A NUL and a counter: never the JSON text of an answer, which starts with "{".
+    const token = `\u0000prerendered answer ${++this.issued}`;
+    this.waiting.set(token, serialiseResult(result));
+    // The handler takes each at once; this only bounds what an unforeseen caller could leave.
+    if (this.waiting.size > MAX_WAITING) this.waiting.delete(this.waiting.keys().next().value!);
+    return token;
+  };
+
+  /** The bytes a token stands for (once), or undefined for an ordinary answer's text. */
+  take(text: string): Buffer | undefined {
+    if (text.charCodeAt(0) !== 0) return undefined;
+    const bytes = this.waiting.get(text);
+    // Never the token itself as an answer.
+    if (!bytes) throw new Error("a prerendered answer was taken twice or dropped");
+    this.waiting.delete(text);
+    return bytes;
+  }
+}
+
+const MAX_WAITING = 1024;
