@@ -21,8 +21,16 @@ const PGLITE_VERSION: string = JSON.parse(
   readFileSync(join(dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite")), "..", "package.json"), "utf8"),
 ).version;
 
+/** Seeds read so far, by path: a Blob is immutable, so every database opened in a process (a test run opens hundreds) shares one read. */
+const seeds = new Map<string, Blob | undefined>();
+
 /** The seed tarball when it was made by this PGlite, else undefined (initdb then runs as before). */
 export function readPgliteSeed(path: string = PGLITE_SEED_PATH): Blob | undefined {
+  if (!seeds.has(path)) seeds.set(path, readSeed(path));
+  return seeds.get(path);
+}
+
+function readSeed(path: string): Blob | undefined {
   try {
     const manifest = JSON.parse(readFileSync(manifestPath(path), "utf8")) as { pglite?: string };
     if (manifest.pglite !== PGLITE_VERSION) return undefined;
