@@ -5,9 +5,10 @@ import type { IncomingMessage } from "node:http";
  *
  * A watch is newline-delimited JSON, where "\n" never occurs inside an event (JSON escapes it)
  * nor inside a UTF-8 sequence, so each line is decoded on its own, straight from the chunk it
- * lies in. This replaces client-node's readline over a PassThrough: on a 150,000-pod
- * watch-list (455 MB) readline's `\r?\n|\r(?!\n)` regex, its string decoder and the extra
- * stream cost about a second of the main thread (see docs/scaling.md).
+ * lies in. This replaces client-node's readline over a PassThrough (its `\r?\n|\r(?!\n)`
+ * regex, a string decoder and an extra stream): splitting and parsing the 150,077-pod
+ * watch-list of the 5,000-node simulator (455 MB) took 2.04 s of CPU against readline's 2.30 s
+ * (medians of 6, in 64 KiB chunks as the socket delivers them), 1.9 s against 2.4 s in 16 KiB.
  */
 export class LineSplitter {
   /** The pieces of a line begun in earlier chunks. */
