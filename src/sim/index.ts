@@ -110,6 +110,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
   });
   generateCluster(cluster, { nodes: options.nodes ?? 50, ...(options.podsPerNode !== undefined ? { podsPerNode: options.podsPerNode } : {}) });
+  cluster.store.sortKeys();
   const host = options.host ?? "127.0.0.1";
   const rbac = options.rbac ?? false;
   if (rbac) {

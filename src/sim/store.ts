@@ -226,6 +226,15 @@ export class ObjectStore {
     return this.tables.get(resource)?.byKey.get(key);
   }
 
+  /**
+   * Puts every resource's keys in order now, as an apiserver's watch cache always holds them,
+   * so the first list or watch-list of a generated cluster does not pay for it (150,000 pod
+   * keys: ~0.2 s, during which nothing else was served).
+   */
+  sortKeys(): void {
+    for (const table of this.tables.values()) table.sortedKeys();
+  }
+
   size(resource: string): number {
     return this.tables.get(resource)?.byKey.size ?? 0;
   }
