@@ -222,7 +222,7 @@ export class KubeClient {
     onEvent: (type: WatchEventType, object: Record<string, any>) => void,
     done: (error: unknown) => void,
   ): Promise<AbortController> {
-    const url = new URL(this.server + path);
+    const url = new URL(this.server.replace(/\/$/, "") + path);
     url.searchParams.set("watch", "true");
     for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
     const controller = new AbortController();
