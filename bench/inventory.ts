@@ -9,6 +9,7 @@
 // --postgres it runs on a fresh database of the PostgreSQL at BENCH_POSTGRES_URL (default
 // postgresql://postgres@127.0.0.1:5432/postgres) instead, as a deployment does; the report says which.
 // Usage: npm run bench:inventory [-- --nodes 5000 --queries 30 --kubectl-runs 5 --postgres --json FILE]
+// BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes Node options to the service.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,6 +70,7 @@ const service = await spawnUntil(
   ["serve", "--port", "0", "--kubeconfig", kubeconfig, ...(pg ? [] : ["--data-dir", "memory"])],
   /"url":"([^"]+)","graphql"/,
   pg ? { DATABASE_URL: pg.url } : {},
+  process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
 );
 console.log(`service on ${database}`);
 const url = service.match[1]!;
