@@ -2,8 +2,9 @@
 // of 500 nodes and 30 pods per node, each in its own process, and one node-inventory watching
 // them all. Measures the first sync of every cluster, the service's RSS after it, the query for
 // every node of every cluster and a capacity report grouped by cluster (p50), each beside the
-// same figure for one cluster of the same size measured first in the same run, so the cost per
-// cluster reads as a ratio.
+// same figure for ONE cluster holding as many nodes (10 × 500 beside 1 × 5,000: is a fleet split
+// into clusters dearer than the same fleet in one?), and prints one cluster of 500 first, so the
+// cost per cluster reads off too.
 // Usage: npm run build && node dist/bench/many-clusters.js [-- --counts 10,20 --nodes-per-cluster 500 --queries 10 --json FILE]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,14 +29,22 @@ const dir = mkdtempSync(join(tmpdir(), "ni-bench-clusters-"));
 const sims: ChildProcess[] = [];
 const kubeconfigs: string[] = [];
 
-/** Starts simulators until there are `count`, one after another (each generates its cluster first). */
+/** Starts one simulator of `nodes` nodes in its own process (it generates its cluster first); its kubeconfig. */
+async function simulator(name: string, nodes: number, seed: number): Promise<{ child: ChildProcess; kubeconfig: string }> {
+  const kubeconfig = join(dir, name);
+  const args = ["sim", "--name", name, "--nodes", String(nodes), "--pods-per-node", values["pods-per-node"]!, "--seed", String(seed), "--kubeconfig-out", kubeconfig];
+  // A simulator holds its whole cluster as objects: 5,000 nodes and 150,000 pods need more than V8's default heap.
+  const sim = await spawnUntil(args, /https?:\/\/\S+/, {}, [`--max-old-space-size=${Math.max(2048, Math.ceil(nodes / 5000) * 4096)}`]);
+  return { child: sim.child, kubeconfig };
+}
+
+/** Starts simulators of `perCluster` nodes until there are `count`, one after another. */
 async function simulators(count: number): Promise<void> {
   while (kubeconfigs.length < count) {
     const i = kubeconfigs.length;
-    const kubeconfig = join(dir, `c${i}`);
-    const sim = await spawnUntil(["sim", "--name", `c${i}`, "--nodes", String(perCluster), "--pods-per-node", values["pods-per-node"]!, "--seed", String(i + 1), "--kubeconfig-out", kubeconfig], /https?:\/\/\S+/);
+    const sim = await simulator(`c${i}`, perCluster, i + 1);
     sims.push(sim.child);
-    kubeconfigs.push(kubeconfig);
+    kubeconfigs.push(sim.kubeconfig);
   }
 }
 
@@ -46,11 +55,11 @@ interface Run {
   reportMs: number;
 }
 
-/** One service watching the first `count` clusters: sync, settled RSS, query and report p50. */
-async function measure(count: number): Promise<Run> {
-  await simulators(count);
+/** One service watching the clusters of these kubeconfigs, `total` nodes in all: sync, settled RSS, query and report p50. */
+async function measure(clusterKubeconfigs: string[], total: number): Promise<Run> {
+  const count = clusterKubeconfigs.length;
   const started = performance.now();
-  const service = await spawnUntil(["serve", "--port", "0", "--data-dir", "memory", "--kubeconfig", kubeconfigs.slice(0, count).join(":")], /"url":"([^"]+)","graphql"/);
+  const service = await spawnUntil(["serve", "--port", "0", "--data-dir", "memory", "--kubeconfig", clusterKubeconfigs.join(":")], /"url":"([^"]+)","graphql"/);
   const url = service.match[1]!;
   const post = async (query: string) => (await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) })).json()) as any;
   try {
@@ -72,7 +81,6 @@ async function measure(count: number): Promise<Run> {
       }
       return median(times);
     };
-    const total = count * perCluster;
     const queryMs = await timed(`{ nodes(first: 5000) { totalCount edges { node { cluster name ready allocatable { cpuMillicores memoryBytes } requests { cpuMillicores memoryBytes } } } } }`, (b) => b.data.nodes.totalCount === total);
     const reportMs = await timed(`{ capacityReport(groupBy: [{ by: CLUSTER }]) { groups { key { value } nodeCount cpu { allocatable requests } } total { nodeCount } } }`, (b) => b.data.capacityReport.total.nodeCount === total);
     return { syncS, rss, queryMs, reportMs };
@@ -82,15 +90,29 @@ async function measure(count: number): Promise<Run> {
 }
 
 try {
-  const one = await measure(1);
+  await simulators(1);
+  const one = await measure(kubeconfigs.slice(0, 1), perCluster);
   report.add(`1 cluster of ${perCluster} nodes: first sync`, one.syncS, "s");
-  report.add(`1 cluster: service RSS settled`, one.rss, "MiB");
+  report.add(`1 cluster of ${perCluster} nodes: service RSS settled`, one.rss, "MiB");
+  report.add(`1 cluster of ${perCluster} nodes: query of all nodes, p50`, one.queryMs, "ms");
+  report.add(`1 cluster of ${perCluster} nodes: capacityReport by cluster, p50`, one.reportMs, "ms");
   for (const count of counts) {
-    const run = await measure(count);
-    report.add(`${count} clusters × ${perCluster} nodes: first sync of all`, run.syncS, "s", { figure: "1 cluster", value: one.syncS });
-    report.add(`${count} clusters: service RSS settled`, run.rss, "MiB", { figure: "1 cluster", value: one.rss });
-    report.add(`${count} clusters: query of all nodes (first 5000), p50`, run.queryMs, "ms", { figure: "1 cluster", value: one.queryMs });
-    report.add(`${count} clusters: capacityReport by cluster, p50`, run.reportMs, "ms", { figure: "1 cluster", value: one.reportMs });
+    const total = count * perCluster;
+    await simulators(count);
+    const run = await measure(kubeconfigs.slice(0, count), total);
+    // The peer: the same nodes and pods in one cluster, its simulator alone beside the service (the others idle).
+    const single = await simulator(`one-${total}`, total, 1);
+    let peer: Run;
+    try {
+      peer = await measure([single.kubeconfig], total);
+    } finally {
+      await stop(single.child);
+    }
+    const as = (value: number) => ({ figure: `1 cluster of ${total} nodes`, value });
+    report.add(`${count} clusters × ${perCluster} nodes: first sync of all`, run.syncS, "s", as(peer.syncS));
+    report.add(`${count} clusters: service RSS settled`, run.rss, "MiB", as(peer.rss));
+    report.add(`${count} clusters: query of all nodes (first 5000), p50`, run.queryMs, "ms", as(peer.queryMs));
+    report.add(`${count} clusters: capacityReport by cluster, p50`, run.reportMs, "ms", as(peer.reportMs));
   }
 } finally {
   report.write(values.json);

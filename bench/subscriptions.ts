@@ -11,11 +11,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { startSimulator } from "../src/sim/index.js";
-import { BenchReport, cpuSeconds, percentile, rssMiB, spawnUntil, stop } from "./support.js";
+import { BenchReport, cpuSeconds, mainThreadSchedule, percentile, rssMiB, spawnUntil, stop } from "./support.js";
 
 const { values } = parseArgs({ options: { subscribers: { type: "string", default: "5000" }, changes: { type: "string", default: "40" }, json: { type: "string" } } });
 const subscribers = Number(values.subscribers);
@@ -87,6 +88,13 @@ try {
   const names = sim.cluster.nodeNames().filter((n) => !n.startsWith("control-plane"));
   let round = 0;
   let peakRss = 0;
+  /**
+   * From each change to its last receipt, summed over the rounds: the time, and how much of it
+   * the service's and this process's main threads spent runnable but waiting for a CPU. A
+   * receipt is timestamped when this process's loop gets to it, so the latencies are the
+   * service's only while this process is neither waiting nor busy (its loop delay, below).
+   */
+  const windows = { ms: 0, serviceWaitedNs: 0, benchWaitedNs: 0 };
   /** `count` changes, each awaited until all `expected` subscribers have it; every delivery's latency. */
   const rounds = async (count: number, expected: number): Promise<number[]> => {
     const latencies: number[] = [];
@@ -94,6 +102,8 @@ try {
       const node = names[round % names.length]!;
       sim.cluster.advance(10_000);
       const current = (sim.cluster.get("nodes", node) as any).status.conditions.find((c: any) => c.type === "Ready").status;
+      const service0 = mainThreadSchedule(service.child.pid!);
+      const bench0 = mainThreadSchedule(process.pid);
       const changedAt = performance.now();
       sim.cluster.setNodeCondition(node, "Ready", current === "True" ? "False" : "True");
       const at = new Date((sim.cluster.get("nodes", node) as any).status.conditions.find((c: any) => c.type === "Ready").lastTransitionTime).toISOString();
@@ -102,6 +112,9 @@ try {
       const deadline = changedAt + 60_000;
       while ((arrivals.get(key)?.length ?? 0) < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       const got = arrivals.get(key) ?? [];
+      windows.ms += Math.max(...got) - changedAt;
+      windows.serviceWaitedNs += mainThreadSchedule(service.child.pid!).waitedNs - service0.waitedNs;
+      windows.benchWaitedNs += mainThreadSchedule(process.pid).waitedNs - bench0.waitedNs;
       if (got.length < expected) throw new Error(`round ${round}: only ${got.length} of ${expected} subscribers received the change within 60 s`);
       for (const t of got) latencies.push(t - changedAt);
       peakRss = Math.max(peakRss, rssMiB(service.child.pid!));
@@ -123,7 +136,11 @@ try {
   const cpu0 = cpuSeconds(service.child.pid!);
   const benchCpu0 = process.cpuUsage();
   const wall0 = performance.now();
+  Object.assign(windows, { ms: 0, serviceWaitedNs: 0, benchWaitedNs: 0 });
+  const benchLoop = monitorEventLoopDelay({ resolution: 5 });
+  benchLoop.enable();
   const latencies = await rounds(changes, subscribers);
+  benchLoop.disable();
   const cpu = cpuSeconds(service.child.pid!) - cpu0;
   const benchCpu = process.cpuUsage(benchCpu0);
   const wall = (performance.now() - wall0) / 1000;
@@ -138,6 +155,11 @@ try {
   report.add("service main-thread GC pauses during the rounds", ((gc1.gcSeconds - gc0.gcSeconds) / cpu) * 100, "% of its CPU");
   report.add(`service heap in use with ${subscribers} subscribers`, gc0.heapMiB, "MiB");
   report.add("bench process (clients, simulator) CPU during the rounds", ((benchCpu.user + benchCpu.system) / 1e6 / wall) * 100, "% of one core");
+  // Is the latency the service's? The machine's share (both programs waiting for a CPU) and this process's (its loop late to a receipt).
+  report.add("service main thread waiting for a CPU, change to last receipt", windows.serviceWaitedNs / 1e4 / windows.ms, "% of that time");
+  report.add("bench main thread waiting for a CPU, change to last receipt", windows.benchWaitedNs / 1e4 / windows.ms, "% of that time");
+  report.add("bench event-loop delay during the rounds, p99", benchLoop.percentile(99) / 1e6, "ms");
+  report.add("bench event-loop delay during the rounds, max", benchLoop.max / 1e6, "ms");
   report.add(`connecting and subscribing ${subscribers - 1} clients`, connectSeconds, "s");
   report.add("service CPU per client connected and subscribed", (connectCpu * 1000) / (subscribers - 1), "ms");
   report.add("service peak RSS", peakRss, "MiB");

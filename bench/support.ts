@@ -42,6 +42,16 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * Nanoseconds a process's main thread has run and has waited, runnable, for a CPU (the
+ * scheduler's own accounting, /proc/PID/task/PID/schedstat). On a machine shared with other
+ * work, the waiting is time a latency figure includes that neither program spent.
+ */
+export function mainThreadSchedule(pid: number): { ranNs: number; waitedNs: number } {
+  const [ran, waited] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ");
+  return { ranNs: Number(ran), waitedNs: Number(waited) };
+}
+
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }

@@ -14,7 +14,7 @@ import { planClusters, sourceFromKubeconfigText, type ClusterPlan, type ClusterS
 import type { Config } from "../config/config.js";
 import { openDatabase, type Database } from "../db/database.js";
 import { migrate } from "../db/migrator.js";
-import type { RequestContext } from "../graphql/context.js";
+import { requestOf, type RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
 import { compiledExecutorGateway } from "../graphql/executor.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
@@ -283,6 +283,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // the socket as they are (graphql/prerendered-json.ts).
       const gateway = compiledExecutorGateway(schema, {
         answerFragments: { types: [nodeAnswerFragments(inventory)], partitionOf: (context) => (context as RequestContext).principal?.role ?? "" },
+        requestOf: (context) => requestOf(context as RequestContext),
       });
       if (overrides.probes) {
         overrides.probes.compiledOperations = gateway.compiled;

@@ -17,6 +17,14 @@ export interface RequestContext {
 }
 
 /**
+ * An object that stands for the request, however Apollo copies its context (it runs each
+ * operation on a shallow copy of the context value): the request's own loaders map.
+ */
+export function requestOf(context: RequestContext): object {
+  return context.loaders;
+}
+
+/**
  * The request's loader named `name`, made by `make` the first time it is asked for. One
  * loader per request (DataLoader's rule): batching within the request, no cache across them.
  */

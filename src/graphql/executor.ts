@@ -32,6 +32,12 @@ export interface CompiledExecutorOptions {
    * which only PrerenderedAnswers (prerendered-json.ts) writes out. Absent: plain answers.
    */
   answerFragments?: AnswerFragmentsOptions;
+  /**
+   * The object that stands for the request an operation's context value belongs to, for
+   * PrerenderedAnswers to hand the answer's bytes to that request alone. Apollo runs each
+   * operation on a copy of the context value, so the copy itself will not do. Default: the context value.
+   */
+  requestOf?: (contextValue: unknown) => object;
 }
 
 /** What executes one operation: the document is valid and `operation` is the one to run. */
@@ -64,6 +70,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
   // A Map iterates in insertion order: re-inserting on use makes the first key the least recent.
   const cache = new Map<string, Compiled>();
   const answerFragments = options.answerFragments ? new AnswerFragments(schema, options.answerFragments) : undefined;
+  const requestOf = options.requestOf ?? ((contextValue: unknown) => contextValue as object);
 
   const entryFor = (key: string): Compiled => {
     let entry = cache.get(key);
@@ -97,7 +104,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
       const answer = await answerFragments!.run(entry.answerPlan, entryKey, contextValue, variables ?? {}, coerced.coerced);
       if (answer) {
         answeredFromFragments++;
-        if (answer.data) markPrerendered(answer.data);
+        if (answer.data) markPrerendered(answer.data, requestOf(contextValue));
         return answer as ExecutionResult;
       }
     }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { HeaderMap, type ApolloServer } from "@apollo/server";
 import type { GraphQLError } from "graphql";
 import type { Authentication, Principal } from "./caller.js";
-import type { RequestContext } from "./context.js";
+import { requestOf, type RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
 import type { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
@@ -93,15 +93,17 @@ export function graphqlHttpHandler(
         return sendError(res, 400, message, ErrorCode.BAD_USER_INPUT, extensions);
       }
     }
+    // Kept: a prerendered answer's bytes wait for the handler under its request (requestOf).
+    let context: RequestContext | undefined;
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? "GET", headers, search: queryAt < 0 ? "" : url.slice(queryAt), body },
-      context: async () => contextFor(req, auth.principal),
+      context: async () => (context = contextFor(req, auth.principal)),
     });
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
     if (response.body.kind === "complete") {
       // A large answer's bytes, written once by the serialiser, or Apollo's text.
-      res.end(prerendered?.take(response.body.string) ?? response.body.string);
+      res.end(prerendered?.take(response.body.string, context && requestOf(context)) ?? response.body.string);
       return;
     }
     for await (const chunk of response.body.asyncIterator) res.write(chunk);

@@ -24,11 +24,12 @@ export class PrerenderedJson {
  */
 export const PRERENDERED_FIELD = "nodeInventoryPrerendered";
 
-/** Results whose data holds PrerenderedJson values (set by the executor, read by the serialiser). */
-const holdingPrerendered = new WeakSet<object>();
+/** Results' data holding PrerenderedJson values, each with its request's context (set by the executor, read by the serialiser). */
+const holdingPrerendered = new WeakMap<object, object>();
 
-export function markPrerendered(data: object): void {
-  holdingPrerendered.add(data);
+/** Marks `data` as holding PrerenderedJson values, for the request whose context value is `request`. */
+export function markPrerendered(data: object, request: object): void {
+  holdingPrerendered.set(data, request);
 }
 
 /** A result as Apollo's default writes it (`JSON.stringify(result) + "\n"`), as UTF-8, with the prerendered pieces copied in. */
@@ -113,30 +114,31 @@ function writeValue(value: unknown, writer: PieceWriter): void {
  * For a result holding prerendered pieces this writes the bytes once and hands Apollo a token
  * instead, which the HTTP handler exchanges for them (`take`). Every other result is Apollo's
  * default, `JSON.stringify(result) + "\n"`.
+ *
+ * The bytes wait keyed by the request's context value, not in a table shared by every request:
+ * however many requests are between Apollo's stringify and the handler at once, each finds its
+ * own, and bytes a request never takes (it failed in between) go with the request.
  */
 export class PrerenderedAnswers {
-  private readonly waiting = new Map<string, Buffer>();
-  private issued = 0;
+  private readonly waiting = new WeakMap<object, Buffer>();
 
   readonly stringifyResult = (result: FormattedExecutionResult): string => {
-    if (!result.data || !holdingPrerendered.has(result.data)) return JSON.stringify(result) + "\n";
-    // A NUL and a counter: never the JSON text of an answer, which starts with "{".
-    const token = `\u0000prerendered answer ${++this.issued}`;
-    this.waiting.set(token, serialiseResult(result));
-    // The handler takes each at once; this only bounds what an unforeseen caller could leave.
-    if (this.waiting.size > MAX_WAITING) this.waiting.delete(this.waiting.keys().next().value!);
-    return token;
+    const request = result.data ? holdingPrerendered.get(result.data) : undefined;
+    if (!request) return JSON.stringify(result) + "\n";
+    this.waiting.set(request, serialiseResult(result));
+    return TOKEN;
   };
 
-  /** The bytes a token stands for (once), or undefined for an ordinary answer's text. */
-  take(text: string): Buffer | undefined {
-    if (text.charCodeAt(0) !== 0) return undefined;
-    const bytes = this.waiting.get(text);
+  /** The bytes the token stands for, once, to the request they were written for; undefined for an ordinary answer's text. */
+  take(text: string, request: object | undefined): Buffer | undefined {
+    if (text !== TOKEN) return undefined;
+    const bytes = request && this.waiting.get(request);
     // Never the token itself as an answer.
-    if (!bytes) throw new Error("a prerendered answer was taken twice or dropped");
-    this.waiting.delete(text);
+    if (!bytes) throw new Error("a prerendered answer was taken twice or by another request");
+    this.waiting.delete(request);
     return bytes;
   }
 }
 
-const MAX_WAITING = 1024;
+/** Starts with a NUL: never the JSON text of an answer, which starts with "{". */
+const TOKEN = "\u0000prerendered answer";

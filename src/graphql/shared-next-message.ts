@@ -23,9 +23,14 @@ export class NextMessages {
 
   /** The payload to hand graphql-ws for `result` going to subscription `id`. */
   payloadFor(id: string, result: ExecutionResult): object {
+    return new Placeholder(this, this.messageFor(id, result));
+  }
+
+  /** The text of graphql-ws's next message carrying `result` to subscription `id`. */
+  messageFor(id: string, result: ExecutionResult): string {
     let payload = this.payloads.get(result);
     if (payload === undefined) this.payloads.set(result, (payload = JSON.stringify(formattedPayload(result, this.formatError))));
-    return new Placeholder(this, `{"id":${JSON.stringify(id)},"type":"next","payload":${payload}}`);
+    return `{"id":${JSON.stringify(id)},"type":"next","payload":${payload}}`;
   }
 
   /** Called as graphql-ws serialises a placeholder, just before it sends the text. */

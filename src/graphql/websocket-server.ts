@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions } from "graphql";
 import { handleProtocols, makeServer, type Context, type SubscribePayload } from "graphql-ws";
@@ -12,7 +13,7 @@ import { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
 import { sharedEventSubscribe } from "./shared-event-execution.js";
 import { NextMessages } from "./shared-next-message.js";
-import { sendTextFrame } from "./websocket-text-frame.js";
+import { sendTextFrame, sendTextFrameNow } from "./websocket-text-frame.js";
 
 const REFUSAL_CLOSE = {
   [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
@@ -92,6 +93,9 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
   const validated = new ValidDocuments();
   /** Each result's payload serialised once, however many subscriptions it goes to. */
   const nextMessages = new NextMessages(options.formatError);
+  /** Each subscription's id and connection, by its context, for results sent as soon as they are ready. */
+  const destinations = new WeakMap<object, { id: string; socket: WebSocket; tcp: Socket }>();
+  const subscribeShared = sharedEventSubscribe((args) => sharingKeys.get(args.contextValue as object));
 
   /** Acknowledged connections and what they authenticated with, checked again when credentials change. */
   const authenticated = new Map<WebSocket, { request: IncomingMessage; connectionParams: Record<string, unknown> | undefined }>();
@@ -117,7 +121,16 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
 
   const protocol = makeServer<Record<string, unknown> | undefined, Extra>({
     schema,
-    subscribe: sharedEventSubscribe((args) => sharingKeys.get(args.contextValue as object)),
+    subscribe: async (args) => {
+      const results = await subscribeShared(args);
+      const to = destinations.get(args.contextValue as object);
+      // A shared result reaching an idle subscription is written at once, in the hub's turn: the
+      // same text graphql-ws's next would send (its onNext is ours, payloadFor), without its loop's
+      // promises per subscriber. A connection with data still waiting takes it through graphql-ws,
+      // whose awaited send holds the rest in the subscription's bounded queue (the 1013 cut-off).
+      if (to && Symbol.asyncIterator in results) results.deliverNow = (result) => sendTextFrameNow(to.socket, to.tcp, nextMessages.messageFor(to.id, result));
+      return results;
+    },
     onConnect: async (ctx) => {
       const { request, socket } = ctx.extra;
       const auth = await options.authenticate(request, ctx.connectionParams);
@@ -242,6 +255,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       holding(connection.subject).subscriptions++;
       const { subject, role, via } = auth.principal;
       sharingKeys.set(context, JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, subject, role, via]));
+      destinations.set(context, { id, socket, tcp: request.socket });
     }
     return {
       schema,

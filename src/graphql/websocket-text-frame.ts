@@ -15,10 +15,33 @@ import type { WebSocket } from "ws";
  * frame is handed to the kernel (or with the write's error), as `send`'s callback is.
  */
 export function sendTextFrame(socket: WebSocket, tcp: Socket, text: string, done: (error?: Error | null) => void): void {
-  if (socket.readyState !== socket.OPEN || socket.extensions !== "" || tcp.destroyed) {
+  if (!framesWritable(socket, tcp)) {
     socket.send(text, done);
     return;
   }
+  tcp.write(textFrame(text), done);
+}
+
+/**
+ * Sends `text` as {@link sendTextFrame} does, but only if it goes to the kernel behind
+ * nothing: the connection open and none of its data waiting in user space. Returns whether
+ * it was sent. So a connection that cannot keep up holds at most one such frame in memory;
+ * what it falls behind on stays with its sender (a subscription's bounded queue).
+ */
+export function sendTextFrameNow(socket: WebSocket, tcp: Socket, text: string): boolean {
+  if (!framesWritable(socket, tcp) || tcp.writableLength > 0) return false;
+  // A write error reaches ws through the socket's "error" event and closes the connection.
+  tcp.write(textFrame(text));
+  return true;
+}
+
+/** Whether frames may be written to `tcp` beside ws's Sender (see {@link sendTextFrame}). */
+function framesWritable(socket: WebSocket, tcp: Socket): boolean {
+  return socket.readyState === socket.OPEN && socket.extensions === "" && !tcp.destroyed;
+}
+
+/** `text` as one unmasked, unfragmented text frame: header and payload in one buffer. */
+function textFrame(text: string): Buffer {
   const length = Buffer.byteLength(text);
   const headerLength = length < 126 ? 2 : length < 65_536 ? 4 : 10;
   const frame = Buffer.allocUnsafe(headerLength + length);
@@ -34,5 +57,5 @@ export function sendTextFrame(socket: WebSocket, tcp: Socket, text: string, done
     frame.writeUInt32BE(length, 6);
   }
   frame.write(text, headerLength, "utf8");
-  tcp.write(frame, done);
+  return frame;
 }

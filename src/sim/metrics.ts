@@ -22,7 +22,11 @@ function hash01(text: string): number {
 
 /** Utilisation of requests in (0, 1.3): a slow daily wave plus a faster wobble, per object. */
 function utilisation(id: string, tSec: number, base: number): number {
-  const p = hash01(id);
+  return utilisationOf(hash01(id), tSec, base);
+}
+
+/** {@link utilisation} of an object whose hash01(id) is `p`. */
+function utilisationOf(p: number, tSec: number, base: number): number {
   const daily = Math.sin((2 * Math.PI * tSec) / 86_400 + p * 6.283);
   const wobble = Math.sin((2 * Math.PI * tSec) / (600 + p * 1800) + p * 40);
   return Math.max(0.02, base + 0.25 * daily * base + 0.15 * wobble * base);
@@ -33,20 +37,48 @@ interface Usage {
   memBytes: number;
 }
 
-const parsed = new Map<string, number>();
-function cached(text: string, parse: (t: string) => number): number {
-  let v = parsed.get(text);
-  if (v === undefined) parsed.set(text, (v = parse(text)));
-  return v;
+/** What a container's usage is computed from that does not change with time: its requests and its hashes. */
+interface ContainerConstants {
+  cpuText: unknown;
+  memoryText: unknown;
+  cpuRequest: number;
+  memoryRequest: number;
+  /** hash01 of the container's id, of id + "c" and of id + "m". */
+  hash: number;
+  hashC: number;
+  hashM: number;
+}
+
+/**
+ * Per container object, so a metrics read of 150,000 pods costs a few sines per container rather
+ * than string building and hashing (it blocked the simulator's event loop, and every watch it
+ * serves, for ~0.7 s per NodeMetrics list). A container whose requests were edited in place is
+ * computed again.
+ */
+const constants = new WeakMap<Obj, ContainerConstants>();
+
+function constantsOf(pod: KObject, c: Obj): ContainerConstants {
+  const req = c.resources?.requests ?? {};
+  const known = constants.get(c);
+  if (known && known.cpuText === req.cpu && known.memoryText === req.memory) return known;
+  const id = `${pod.metadata.uid}/${c.name}`;
+  const computed: ContainerConstants = {
+    cpuText: req.cpu,
+    memoryText: req.memory,
+    cpuRequest: req.cpu ? cpuMillicores(req.cpu) : 10,
+    memoryRequest: req.memory ? bytes(req.memory) : 32 * 1024 * 1024,
+    hash: hash01(id),
+    hashC: hash01(id + "c"),
+    hashM: hash01(id + "m"),
+  };
+  constants.set(c, computed);
+  return computed;
 }
 
 function containerUsage(pod: KObject, c: Obj, tSec: number): Usage {
-  const req = c.resources?.requests ?? {};
-  const cpuReq = req.cpu ? cached(`c${req.cpu}`, () => cpuMillicores(req.cpu)) : 10;
-  const memReq = req.memory ? cached(`m${req.memory}`, () => bytes(req.memory)) : 32 * 1024 * 1024;
-  const id = `${pod.metadata.uid}/${c.name}`;
-  const cpu = cpuReq * utilisation(id, tSec, 0.2 + hash01(id + "c") * 0.6);
-  const mem = memReq * Math.min(1.1, utilisation(id + "m", tSec / 8, 0.5 + hash01(id + "m") * 0.4));
+  const k = constantsOf(pod, c);
+  const cpu = k.cpuRequest * utilisationOf(k.hash, tSec, 0.2 + k.hashC * 0.6);
+  const mem = k.memoryRequest * Math.min(1.1, utilisationOf(k.hashM, tSec / 8, 0.5 + k.hashM * 0.4));
   return { cpuNano: Math.round(cpu * 1e6), memBytes: Math.round(mem) };
 }
 
@@ -73,7 +105,7 @@ export function nodeMetrics(cluster: SimCluster, node: KObject): object | undefi
   const tSec = now / 1000;
   let cpu = 0;
   let mem = 0;
-  for (const pod of cluster.podsOnNode(node.metadata.name)) {
+  for (const { obj: pod } of cluster.store.byIndexEntries(R.pods, "nodeName", node.metadata.name)) {
     if (!isRunning(pod)) continue;
     for (const c of (pod.spec as Obj).containers as Obj[]) {
       const u = containerUsage(pod, c, tSec);

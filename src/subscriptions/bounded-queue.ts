@@ -4,6 +4,13 @@
  * closed) and the iterator ends, so one slow subscriber never holds the others back.
  */
 export class BoundedQueue<T> implements AsyncIterableIterator<T> {
+  /**
+   * Offered each item pushed while the consumer waits for one, before the consumer is woken:
+   * true means the item was delivered by other means and the consumer goes on waiting, as
+   * if it had taken the item and asked for the next. Only offered when nothing is queued,
+   * so items still arrive in order (src/graphql/shared-event-execution.ts sets it).
+   */
+  offerWhileWaiting: ((item: T) => boolean) | undefined = undefined;
   private readonly items: T[] = [];
   private waiting: ((result: IteratorResult<T>) => void) | undefined;
   private done = false;
@@ -17,6 +24,7 @@ export class BoundedQueue<T> implements AsyncIterableIterator<T> {
   push(item: T): void {
     if (this.done) return;
     if (this.waiting) {
+      if (this.offerWhileWaiting?.(item)) return;
       const deliver = this.waiting;
       this.waiting = undefined;
       deliver({ value: item, done: false });

@@ -17,12 +17,13 @@ export interface NodeStatusEvent {
 type Listener<T> = (event: T) => void;
 
 /**
- * Listeners called per turn of the event loop. Each call starts a subscriber's delivery (its
- * queue, execution, graphql-ws, the socket write), and those run as microtasks; called all
- * at once, thousands of deliveries advance side by side, step by step, so none is written
- * until all have begun and every one's garbage is alive at each collection (a third of the
- * service's CPU at 5,000 subscribers went to the collector). A slice at a time, each slice is
- * written out before the next begins, and sockets and HTTP are served in between.
+ * Listeners called per turn of the event loop. A call to an idle WebSocket subscriber writes
+ * its frame at once (src/graphql/shared-event-execution.ts, deliverNow); any other starts a
+ * delivery that runs as microtasks (its queue, execution, graphql-ws, the socket write), and
+ * called all at once, thousands of those advance side by side, step by step, so none is
+ * written until all have begun and every one's garbage is alive at each collection. A slice
+ * at a time, each slice is written out before the next begins, and sockets and HTTP are
+ * served in between (a slice of 250 frames is about 5 ms of writes).
  */
 const LISTENERS_PER_TURN = 250;
 

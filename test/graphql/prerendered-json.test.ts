@@ -37,16 +37,39 @@ describe("prerendered answers between Apollo and the socket", () => {
     const answers = new PrerenderedAnswers();
     const text = answers.stringifyResult({ data: { a: 1 } });
     assert.equal(text, '{"data":{"a":1}}\n');
-    assert.equal(answers.take(text), undefined);
+    assert.equal(answers.take(text, {}), undefined);
   });
+
+  /** A result whose data holds one prerendered node named `name`, for the request whose context is `request`. */
+  const prerenderedResult = (name: string, request: object) => {
+    const data = { node: { [PRERENDERED_FIELD]: new PrerenderedJson([Buffer.from(`{"name":"${name}"}`)]) } };
+    markPrerendered(data, request);
+    return { data } as never;
+  };
 
   test("a result holding prerendered bytes is handed over once, as those bytes", () => {
     const answers = new PrerenderedAnswers();
-    const data = { node: { [PRERENDERED_FIELD]: new PrerenderedJson([Buffer.from('{"name":"n1"}')]) } };
-    markPrerendered(data);
-    const token = answers.stringifyResult({ data } as never);
+    const request = {};
+    const token = answers.stringifyResult(prerenderedResult("n1", request));
     assert.notEqual(token[0], "{");
-    assert.equal(answers.take(token)?.toString("utf8"), '{"data":{"node":{"name":"n1"}}}\n');
-    assert.throws(() => answers.take(token), /taken twice or dropped/);
+    assert.equal(answers.take(token, request)?.toString("utf8"), '{"data":{"node":{"name":"n1"}}}\n');
+    assert.throws(() => answers.take(token, request), /taken twice or by another request/);
+  });
+
+  test("any number of requests waiting at once each take their own answer", () => {
+    const answers = new PrerenderedAnswers();
+    // More than the 1,024 a shared table kept: the oldest were dropped, and their requests answered 500.
+    const requests = Array.from({ length: 3000 }, () => ({}));
+    // Every request stringifies before any of them takes, as when Apollo's work interleaves.
+    const tokens = requests.map((request, i) => answers.stringifyResult(prerenderedResult(`n${i}`, request)));
+    const taken = requests.map((request, i) => answers.take(tokens[i]!, request)?.toString("utf8"));
+    assert.deepEqual(taken, Array.from({ length: 3000 }, (_, i) => `{"data":{"node":{"name":"n${i}"}}}\n`));
+  });
+
+  test("a request cannot take another's answer", () => {
+    const answers = new PrerenderedAnswers();
+    const token = answers.stringifyResult(prerenderedResult("n1", {}));
+    assert.throws(() => answers.take(token, {}), /taken twice or by another request/);
+    assert.throws(() => answers.take(token, undefined), /taken twice or by another request/);
   });
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { makeExecutableSchema } from "@graphql-tools/schema";
 import { parse, type ExecutionResult } from "graphql";
-import { sharedEventSubscribe } from "../../src/graphql/shared-event-execution.js";
+import { sharedEventSubscribe, type ResultsStream } from "../../src/graphql/shared-event-execution.js";
 import { BoundedQueue } from "../../src/subscriptions/bounded-queue.js";
 
 /** A schema whose subscription streams one queue per subscriber from `publish`, counting how often `label` is resolved. */
@@ -63,6 +63,30 @@ describe("an event shared by subscriptions", () => {
     publish({ name: "n1" });
     await Promise.all(streams.map((stream) => stream.next()));
     assert.equal(counts.label, 2);
+  });
+
+  test("reaching an idle subscription, it goes to the transport's deliverNow; refused there, through the iterator, in order", async () => {
+    const { schema, publish, counts } = world();
+    const subscribe = sharedEventSubscribe(() => "same");
+    const stream = (await subscribe({ schema, document: parse(DOCUMENT), contextValue: { caller: "alice" } })) as ResultsStream;
+    const delivered: string[] = [];
+    let accept = true;
+    stream.deliverNow = (result) => accept && (delivered.push(JSON.stringify(result)), true);
+    const waiting = stream.next();
+    publish({ name: "n1" });
+    publish({ name: "n2" });
+    assert.deepEqual(delivered, ['{"data":{"changed":{"name":"n1","label":"n1 for alice"}}}', '{"data":{"changed":{"name":"n2","label":"n2 for alice"}}}']);
+    accept = false;
+    publish({ name: "n3" });
+    publish({ name: "n4" });
+    assert.deepEqual(JSON.parse(JSON.stringify((await waiting).value)), { data: { changed: { name: "n3", label: "n3 for alice" } } });
+    // n4 came while the consumer was busy with n3: queued, not offered, so it cannot overtake n3.
+    accept = true;
+    assert.deepEqual(JSON.parse(JSON.stringify((await stream.next()).value)), { data: { changed: { name: "n4", label: "n4 for alice" } } });
+    assert.equal(delivered.length, 2);
+    assert.equal(counts.label, 4, "each event executed once, offered or not");
+    await stream.return(undefined);
+    assert.equal(counts.closed, 1);
   });
 
   test("a subscription refused at subscribe time gets its errors, not a stream", async () => {
