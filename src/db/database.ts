@@ -127,9 +127,11 @@ const IN_MEMORY_WAL_CHECKPOINT_BYTES = 8 * 1024 * 1024;
  * (Liftoff) and recompiles its hot functions with TurboFan on background threads, whose working
  * memory the C allocator keeps once freed: in a bare script (PGlite in memory, migrated, a
  * 5,000-node history write) 513-549 MiB resident and 6.3-10.1 CPU s with tier-up, 431-453 MiB
- * and 5.0-6.6 CPU s Liftoff only (eight more rounds of 5,000 writes: 10-15 % more CPU, still less
- * in all). The flag is the process's, so Prisma's query compiler (WebAssembly too) runs on Liftoff
- * as well. A --liftoff-only / --no-liftoff-only of the caller's own wins.
+ * and 5.0-6.6 CPU s Liftoff only. The price is in steady work once TurboFan would have warmed up:
+ * eight more rounds of 5,000 writes took 10-15 % more CPU, and reads (a 100,000-row scan and 50
+ * index lookups, 20 rounds) 1.2-1.7x the CPU. The flag is the process's, so Prisma's query
+ * compiler (WebAssembly too) runs on Liftoff as well. A --liftoff-only / --no-liftoff-only of the
+ * caller's own wins.
  */
 function useLiftoffOnly(): void {
   if (process.execArgv.some((arg) => /^--(no-)?liftoff[-_]only/.test(arg))) return;
