@@ -188,6 +188,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const bound = await bindHttpPort(config.host, config.port);
       httpServer = bound;
       unlessStopped();
+      // The clusters are watched from here on, while the database opens and migrates: a first
+      // sync is mostly the apiserver streaming and us parsing, which then fills the time PGlite
+      // spends waiting. History loses nothing by it: the recorder reconciles each cluster when
+      // it takes the cluster's Lease, and nothing is recorded before that.
+      clusters = new ClusterRegistry(await clusterSources(plan), logger, overrides.clusterTuning);
+      unlessStopped();
+      clusters.start();
       database = metrics.observeDatabase(overrides.database ?? (await openDatabase(config.database)));
       logger.info({ database: database.description }, "database open");
       unlessStopped();
@@ -196,9 +203,6 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const installation = await readInstallationId(database);
       if (rate > 0 && database.kind === "postgres") limiter = new SharedRateLimiter(database, rate, logger.child({ component: "auth" }));
 
-      clusters = new ClusterRegistry(await clusterSources(plan), logger, overrides.clusterTuning);
-      unlessStopped();
-      clusters.start();
       const inventory = new InventoryService(clusters);
       // Several replicas share PostgreSQL, so notices go through it; PGlite is one process.
       if (config.database.kind === "postgres") {

@@ -53,7 +53,7 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   /** The cluster's API, for the few writes and leases that go beside the caches. */
   readonly client: KubeClient;
   private readonly nodes = new Map<string, CachedNode>();
-  private readonly pods = new Map<string, CachedPod>();
+  private pods = new Map<string, CachedPod>();
   private readonly podsByNode = new Map<string, Map<string, CachedPod>>();
   /** Bumped on every pod change of a node, so per-node sums can be memoised safely. */
   private readonly podGeneration = new Map<string, number>();
@@ -213,13 +213,11 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
     };
     return {
       replace: (items) => {
-        this.pods.clear();
+        // Taken as it is rather than copied: 150,000 pods in two maps at once, for nothing.
+        this.pods = items;
         this.podsByNode.clear();
         for (const nodeName of this.podGeneration.keys()) this.bump(nodeName);
-        for (const [key, pod] of items) {
-          this.pods.set(key, pod);
-          index(key, pod);
-        }
+        for (const [key, pod] of items) index(key, pod);
       },
       upsert: (key, pod) => {
         const before = this.pods.get(key);

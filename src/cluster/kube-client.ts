@@ -1,6 +1,7 @@
-import { request as httpRequest, type RequestOptions as HttpRequestOptions } from "node:http";
+import { request as httpRequest, STATUS_CODES, type RequestOptions as HttpRequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { Watch, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { readWatchEvents } from "./watch-stream.js";
 
 /** One entry of a Status's details.causes; `reason` is the cause's type (JSON `reason`), e.g. "NamespaceTerminating". */
 export interface StatusCause {
@@ -103,16 +104,12 @@ export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ER
 
 /**
  * The thin HTTP edge to one cluster: authentication and TLS come from @kubernetes/client-node's
- * KubeConfig, watches from its Watch. Lists are read as raw JSON rather than through the
- * generated API classes: their deserialisation would cost more than the rest of a 150,000-pod
- * sync, and the cache strips every object on arrival anyway.
+ * KubeConfig. Lists are read as raw JSON rather than through the generated API classes: their
+ * deserialisation would cost more than the rest of a 150,000-pod sync, and the cache strips
+ * every object on arrival anyway. Watches are read the same way (see watch-stream.ts).
  */
 export class KubeClient {
-  private readonly watcher: Watch;
-
-  constructor(readonly kubeConfig: KubeConfig) {
-    this.watcher = new Watch(kubeConfig);
-  }
+  constructor(readonly kubeConfig: KubeConfig) {}
 
   get server(): string {
     return this.kubeConfig.getCurrentCluster()?.server ?? "";
@@ -193,9 +190,10 @@ export class KubeClient {
     onEvent: (type: WatchEventType, object: Record<string, any>) => void,
     onDone: (error: unknown) => void,
   ): Promise<AbortController> {
-    // client-node's Watch keeps only the status line of a refused watch ("Forbidden"), while the
-    // apiserver's Status says which permission is missing: ask once more with a one-item list,
-    // which is refused for the same reason with that Status, and hand on its KubeApiError.
+    // A refused watch is reported by its status line ("Forbidden"), as client-node's Watch
+    // reports it, while the apiserver's Status says which permission is missing: ask once more
+    // with a one-item list, which is refused for the same reason with that Status, and hand on
+    // its KubeApiError (whose words, "cannot list", are the ones operators already see).
     let statusLookup: Promise<void> | undefined;
     const done = (error: unknown) => {
       const code = (error as { statusCode?: number } | undefined)?.statusCode;
@@ -206,9 +204,55 @@ export class KubeClient {
         (status: unknown) => onDone(status instanceof KubeApiError && status.statusCode === code ? status : error),
       );
     };
-    const controller = await this.watcher.watch(path, query, (type: string, object: Record<string, any>) => onEvent(type as WatchEventType, object), done);
+    const controller = await this.openWatch(path, query, onEvent, done);
     // A refused watch has ended before the caller sees it open, as it did without the lookup.
     await statusLookup;
+    return controller;
+  }
+
+  /**
+   * The watch as client-node's Watch makes it (same URL, authentication, TLS and keep-alive
+   * from the KubeConfig; `done` once; a refusal as an Error with the status line's text and
+   * `statusCode`), with the stream read by {@link readWatchEvents}. Resolves once the answer's
+   * headers have arrived, or the request failed (then `done` has been called).
+   */
+  private async openWatch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (type: WatchEventType, object: Record<string, any>) => void,
+    done: (error: unknown) => void,
+  ): Promise<AbortController> {
+    const url = new URL(this.server + path);
+    url.searchParams.set("watch", "true");
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+    const controller = new AbortController();
+    const options: HttpRequestOptions = { method: "GET", signal: controller.signal, headers: { accept: "application/json" } };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    let finished = false;
+    const finish = (error: unknown) => {
+      if (finished) return;
+      finished = true;
+      controller.abort();
+      done(error);
+    };
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    await new Promise<void>((opened) => {
+      const req = send(url, options, (res) => {
+        opened();
+        if (res.statusCode === 200) return readWatchEvents(res, (type, object) => onEvent(type as WatchEventType, object), finish);
+        res.resume();
+        const error = new Error(res.statusMessage || STATUS_CODES[res.statusCode ?? 500] || "Internal Server Error") as Error & { statusCode?: number };
+        error.statusCode = res.statusCode;
+        finish(error);
+      });
+      // A watch is quiet for minutes: keep the connection probed, as client-node does.
+      req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));
+      req.on("error", (error) => {
+        opened();
+        finish(error);
+      });
+      req.end();
+    });
     return controller;
   }
 }

@@ -3,7 +3,7 @@ import { KubeApiError, type KubeClient } from "./kube-client.js";
 
 /** What a reflector feeds: a full replacement after each list, then one change at a time. */
 export interface ReflectorSink<T> {
-  /** The complete set after a (re)list, keyed by namespace/name. */
+  /** The complete set after a (re)list, keyed by namespace/name; the sink may keep the map itself. */
   replace(items: Map<string, T>): void;
   upsert(key: string, item: T): void;
   remove(key: string): void;
@@ -211,14 +211,10 @@ export class Reflector<T> {
         if (error) reject(error);
         else resolve(delivered);
       };
-      const armStallTimer = () => {
-        clearTimeout(stallTimer);
-        stallTimer = setTimeout(() => {
-          this.o.logger.warn({ resource: this.o.resource, ms: this.o.stallTimeoutMs }, "watch silent for too long: restarting it");
-          finish();
-        }, this.o.stallTimeoutMs);
-      };
-      armStallTimer();
+      stallTimer = setTimeout(() => {
+        this.o.logger.warn({ resource: this.o.resource, ms: this.o.stallTimeoutMs }, "watch silent for too long: restarting it");
+        finish();
+      }, this.o.stallTimeoutMs);
       this.endWatch = () => finish();
       const timeoutSeconds = Math.round(this.o.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
       let loading = initial;
@@ -231,7 +227,8 @@ export class Reflector<T> {
           query,
           (type, object) => {
             if (settled) return;
-            armStallTimer();
+            // Restarts the countdown in place: a watch-list delivers 150,000 events in seconds.
+            stallTimer!.refresh();
             this.state.lastEventAt = Date.now();
             if (!this.state.connected) this.setState({ connected: true, lastError: undefined, lastErrorReason: undefined });
             delivered = true;

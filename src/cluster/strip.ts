@@ -191,7 +191,8 @@ export function stripPod(cluster: string, raw: unknown, interner: Interner = SHA
     terminationGracePeriodSeconds: typeof grace === "number" && Number.isFinite(grace) ? grace : undefined,
     requests: interner.map(requests),
     limits: interner.map(limits),
-    creationTimestamp: interner.string(str(metadata.creationTimestamp) ?? ""),
+    // Not interned: nearly every pod has its own (138,175 distinct among 150,077 simulated pods).
+    creationTimestamp: str(metadata.creationTimestamp) ?? "",
   });
 }
 
@@ -200,15 +201,34 @@ export function stripPod(cluster: string, raw: unknown, interner: Interner = SHA
 /** Exact amounts in nano-units, so sums and maxima behave like Go's Quantity arithmetic. */
 type Nanos = Map<string, bigint>;
 
+/**
+ * Pods repeat a few dozen quantity texts ("100m", "128Mi"): each is parsed once, and a text
+ * that does not parse is remembered as null. Bounded like the interner: past the limit it
+ * starts afresh.
+ */
+const parsedNanos = new Map<string, bigint | null>();
+const PARSED_NANOS_LIMIT = 10_000;
+
+function nanosOfText(text: string): bigint | null {
+  let nanos = parsedNanos.get(text);
+  if (nanos !== undefined) return nanos;
+  try {
+    nanos = parseQuantity(text).nanos;
+  } catch {
+    nanos = null;
+  }
+  if (parsedNanos.size >= PARSED_NANOS_LIMIT) parsedNanos.clear();
+  parsedNanos.set(text, nanos);
+  return nanos;
+}
+
 function nanosOf(list: unknown): Nanos {
   const out: Nanos = new Map();
   for (const [name, value] of Object.entries(obj(list))) {
     if (typeof value !== "string" && typeof value !== "number") continue;
-    try {
-      out.set(name, parseQuantity(String(value)).nanos);
-    } catch {
-      // The apiserver rejects malformed quantities; a source that sends one loses only that entry.
-    }
+    const nanos = nanosOfText(String(value));
+    // The apiserver rejects malformed quantities; a source that sends one loses only that entry.
+    if (nanos !== null) out.set(name, nanos);
   }
   return out;
 }

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { afterEach, describe, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -9,6 +8,7 @@ import { INITIAL_EVENTS_END, Reflector, type ReflectorSink } from "../../src/clu
 import { createLogger } from "../../src/log/logger.js";
 import { R, startSimulator, type Simulator } from "../../src/sim/index.js";
 import { eventually, readWatch } from "../sim/support.js";
+import { kubeConfigForServer } from "../support/sim-cluster.js";
 
 const quiet = createLogger("error", new Writable({ write: (_c, _e, done) => done() }));
 
@@ -199,13 +199,7 @@ describe("the reflector loads the initial state", () => {
     const held: ServerResponse[] = [];
     const server = createServer((_req, res) => void held.push(res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: "silent", server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: "silent", token: "t" }],
-      contexts: [{ name: "silent", cluster: "silent", user: "silent" }],
-      currentContext: "silent",
-    });
+    const kubeConfig = kubeConfigForServer(server, "silent");
     const reflector = new Reflector<string>({ resource: "pods", path: "/api/v1/pods", client: new KubeClient(kubeConfig), transform: () => "", sink: recordingSink().sink, logger: quiet, watchList: false });
     try {
       reflector.start();

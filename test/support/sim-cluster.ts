@@ -2,7 +2,10 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
+import { KubeConfig } from "@kubernetes/client-node";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/sim/index.js";
 
 const run = promisify(execFile);
@@ -30,6 +33,18 @@ export async function startSimWithKubeconfig(options: SimulatorOptions): Promise
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A KubeConfig for a plain-HTTP test server listening on 127.0.0.1, with a bearer token, as cluster `name`. */
+export function kubeConfigForServer(server: Server, name: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name, server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name, token: "t" }],
+    contexts: [{ name, cluster: name, user: name }],
+    currentContext: name,
+  });
+  return kubeConfig;
 }
 
 /** A kubeconfig file for a cluster named `dead` that refuses every connection. */

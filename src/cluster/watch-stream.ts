@@ -1,0 +1,85 @@
+import type { IncomingMessage } from "node:http";
+
+/**
+ * Splits a byte stream into its lines at "\n" and hands each on as a string.
+ *
+ * A watch is newline-delimited JSON, where "\n" never occurs inside an event (JSON escapes it)
+ * nor inside a UTF-8 sequence, so each line is decoded on its own, straight from the chunk it
+ * lies in. This replaces client-node's readline over a PassThrough (its `\r?\n|\r(?!\n)`
+ * regex, a string decoder and an extra stream): splitting and parsing the 150,077-pod
+ * watch-list of the 5,000-node simulator (455 MB) took 2.04 s of CPU against readline's 2.30 s
+ * (medians of 6, in 64 KiB chunks as the socket delivers them), 1.9 s against 2.4 s in 16 KiB.
+ */
+export class LineSplitter {
+  /** The pieces of a line begun in earlier chunks. */
+  private partial: Buffer[] = [];
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    let newline = chunk.indexOf(10);
+    if (newline >= 0 && this.partial.length > 0) {
+      this.partial.push(chunk.subarray(0, newline));
+      const line = Buffer.concat(this.partial).toString("utf8");
+      this.partial = [];
+      this.onLine(line);
+      start = newline + 1;
+      newline = chunk.indexOf(10, start);
+    }
+    while (newline >= 0) {
+      this.onLine(chunk.toString("utf8", start, newline));
+      start = newline + 1;
+      newline = chunk.indexOf(10, start);
+    }
+    if (start < chunk.length) this.partial.push(chunk.subarray(start));
+  }
+
+  /** The stream ended: a last line without its "\n" still counts, as with readline. */
+  end(): void {
+    if (this.partial.length === 0) return;
+    const line = Buffer.concat(this.partial).toString("utf8");
+    this.partial = [];
+    this.onLine(line);
+  }
+}
+
+/**
+ * Reads a watch response's events: each line's `type` and `object`, in order. A line that is
+ * not JSON, or that `onEvent` cannot take, is skipped, as client-node's Watch skips it.
+ * `onEnd` is called exactly once: with no error when the server ends the stream, or with the
+ * stream's error.
+ */
+export function readWatchEvents(
+  res: IncomingMessage,
+  onEvent: (type: string, object: Record<string, any>) => void,
+  onEnd: (error: unknown) => void,
+): void {
+  let ended = false;
+  const end = (error: unknown) => {
+    if (ended) return;
+    ended = true;
+    onEnd(error);
+  };
+  const lines = new LineSplitter((line) => {
+    let event: { type: string; object: Record<string, any> };
+    try {
+      event = JSON.parse(line);
+    } catch {
+      return;
+    }
+    try {
+      onEvent(event.type, event.object);
+    } catch {
+      // As client-node: one event that cannot be handled must not end the watch.
+    }
+  });
+  res.on("data", (chunk: Buffer) => lines.push(chunk));
+  res.on("end", () => {
+    lines.end();
+    end(null);
+  });
+  res.on("error", end);
+  // Closed before its end (the connection dropped, or we aborted): over, without further lines.
+  res.on("close", () => end(res.complete ? null : res.errored ?? null));
+}
