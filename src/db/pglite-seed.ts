@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import { PACKAGE_ROOT } from "../package-info.js";
 
@@ -21,10 +22,20 @@ const PGLITE_VERSION: string = JSON.parse(
   readFileSync(join(dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite")), "..", "package.json"), "utf8"),
 ).version;
 
+/**
+ * initdb's arguments for every new PGlite database, from the seed or not: 1 MB WAL segments
+ * instead of 16 MB. PostgreSQL keeps at least two segments, and in memory they are this
+ * process's memory (database.ts keeps 4 MB of WAL there instead of 32 MB).
+ */
+export const INITDB_ARGS: readonly string[] = ["--wal-segsize=1"];
+
+/** What a seed was made by; a seed whose manifest says otherwise is not used. */
+const MANIFEST = { pglite: PGLITE_VERSION, initdb: INITDB_ARGS };
+
 /** Seeds read so far, by path: a Blob is immutable, so every database opened in a process (a test run opens hundreds) shares one read. */
 const seeds = new Map<string, Blob | undefined>();
 
-/** The seed tarball when it was made by this PGlite, else undefined (initdb then runs as before). */
+/** The seed tarball when it was made by this PGlite with {@link INITDB_ARGS}, else undefined (initdb then runs as before). */
 export function readPgliteSeed(path: string = PGLITE_SEED_PATH): Blob | undefined {
   if (!seeds.has(path)) seeds.set(path, readSeed(path));
   return seeds.get(path);
@@ -32,8 +43,8 @@ export function readPgliteSeed(path: string = PGLITE_SEED_PATH): Blob | undefine
 
 function readSeed(path: string): Blob | undefined {
   try {
-    const manifest = JSON.parse(readFileSync(manifestPath(path), "utf8")) as { pglite?: string };
-    if (manifest.pglite !== PGLITE_VERSION) return undefined;
+    const manifest: unknown = JSON.parse(readFileSync(manifestPath(path), "utf8"));
+    if (!isDeepStrictEqual(manifest, MANIFEST)) return undefined;
     return new Blob([readFileSync(path)]);
   } catch {
     return undefined;
@@ -42,12 +53,12 @@ function readSeed(path: string): Blob | undefined {
 
 /** Runs initdb in an in-memory PGlite and writes its data directory (gzip) and a manifest. */
 export async function writePgliteSeed(path: string = PGLITE_SEED_PATH): Promise<number> {
-  const pglite = await PGlite.create();
+  const pglite = await PGlite.create({ initDbStartParams: [...INITDB_ARGS] });
   try {
     const tarball = Buffer.from(await (await pglite.dumpDataDir("gzip")).arrayBuffer());
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, tarball);
-    writeFileSync(manifestPath(path), JSON.stringify({ pglite: PGLITE_VERSION }) + "\n");
+    writeFileSync(manifestPath(path), JSON.stringify(MANIFEST) + "\n");
     return tarball.length;
   } finally {
     await pglite.close();

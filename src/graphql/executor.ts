@@ -11,7 +11,7 @@ import {
 } from "graphql";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { AnswerFragments, type AnswerFragmentsOptions, type FragmentPlan } from "./answer-fragments.js";
-import { markPrerendered } from "./prerendered-json.js";
+import { markLiveAnswer, markPrerendered } from "./prerendered-json.js";
 
 /**
  * The root fields answered from the live watch cache. Their answers are the large ones (all
@@ -91,11 +91,18 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
     if (coerced.errors) return plain();
     const entryKey = `${request.documentKey}\n${operationName ?? ""}`;
     const entry = entryFor(entryKey);
+    // A live inventory answer can be all 5,000 nodes: written as bytes at once (prerendered-json.ts).
+    const live = async (result: Promise<ExecutionResult> | ExecutionResult) => {
+      const answer = await result;
+      const request = requestOf(contextValue);
+      if (answer.data && typeof request === "object" && request !== null) markLiveAnswer(answer.data, request);
+      return answer;
+    };
     if (!entry.query) {
-      if (++entry.seen <= compileAfter) return plain();
+      if (++entry.seen <= compileAfter) return live(plain());
       const compiled = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
       // Compiling fails only on what validation already refused; graphql-js then says why.
-      if (!isCompiledQuery(compiled)) return plain();
+      if (!isCompiledQuery(compiled)) return live(plain());
       entry.query = compiled;
       entry.answerPlan = planAnswer(answerFragments, document, operation);
       compiledCount++;
@@ -108,7 +115,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
         return answer as ExecutionResult;
       }
     }
-    return entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult;
+    return live(entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult);
   };
   return Object.assign(run, { compiled: () => compiledCount, answeredFromFragments: () => answeredFromFragments });
 }

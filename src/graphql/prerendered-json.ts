@@ -32,6 +32,14 @@ export function markPrerendered(data: object, request: object): void {
   holdingPrerendered.set(data, request);
 }
 
+/** Results' data from the live inventory's roots without prerendered values (they can be as large), each with its request's context. */
+const liveAnswers = new WeakMap<object, object>();
+
+/** Marks `data` as a live inventory answer to write as bytes (see {@link PrerenderedAnswers}), for the request whose context value is `request`. */
+export function markLiveAnswer(data: object, request: object): void {
+  liveAnswers.set(data, request);
+}
+
 /** A result as Apollo's default writes it (`JSON.stringify(result) + "\n"`), as UTF-8, with the prerendered pieces copied in. */
 export function serialiseResult(result: FormattedExecutionResult): Buffer {
   const writer = new PieceWriter();
@@ -112,8 +120,11 @@ function writeValue(value: unknown, writer: PieceWriter): void {
  * Apollo Server's `stringifyResult` must return a string, and an answer of all 5,000 nodes is
  * 9.4 MB of it: made, measured for Content-Length and converted to UTF-8 again for the socket.
  * For a result holding prerendered pieces this writes the bytes once and hands Apollo a token
- * instead, which the HTTP handler exchanges for them (`take`). Every other result is Apollo's
- * default, `JSON.stringify(result) + "\n"`.
+ * instead, which the HTTP handler exchanges for them (`take`). A live inventory answer without
+ * them (a document's first sighting runs on graphql-js) is written the same way from its JSON
+ * text: the text with "\n" appended was a second string, flattened into a third copy (two bytes
+ * a character once a node's text is not Latin-1) for the socket to encode into a fourth.
+ * Every other result is Apollo's default, `JSON.stringify(result) + "\n"`.
  *
  * The bytes wait keyed by the request's context value, not in a table shared by every request:
  * however many requests are between Apollo's stringify and the handler at once, each finds its
@@ -123,9 +134,10 @@ export class PrerenderedAnswers {
   private readonly waiting = new WeakMap<object, Buffer>();
 
   readonly stringifyResult = (result: FormattedExecutionResult): string => {
-    const request = result.data ? holdingPrerendered.get(result.data) : undefined;
+    const prerendered = result.data ? holdingPrerendered.get(result.data) : undefined;
+    const request = prerendered ?? (result.data ? liveAnswers.get(result.data) : undefined);
     if (!request) return JSON.stringify(result) + "\n";
-    this.waiting.set(request, serialiseResult(result));
+    this.waiting.set(request, prerendered ? serialiseResult(result) : jsonBytes(result));
     return TOKEN;
   };
 
@@ -138,6 +150,14 @@ export class PrerenderedAnswers {
     this.waiting.delete(request);
     return bytes;
   }
+}
+
+/** `JSON.stringify(result) + "\n"` as UTF-8, encoded once from the one string. */
+function jsonBytes(result: FormattedExecutionResult): Buffer {
+  const text = JSON.stringify(result);
+  const bytes = Buffer.allocUnsafe(Buffer.byteLength(text) + 1);
+  bytes[bytes.write(text)] = 0x0a;
+  return bytes;
 }
 
 /** Starts with a NUL: never the JSON text of an answer, which starts with "{". */

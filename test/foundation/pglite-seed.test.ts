@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -15,7 +15,7 @@ const logger = createLogger("silent");
 async function describeDatabase(db: Database) {
   return db.withConnection(async (c) => ({
     settings: await c.query<{ name: string; setting: string; unit: string | null }>(
-      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('server_version', 'shared_buffers', 'min_wal_size', 'max_wal_size', 'server_encoding', 'lc_collate', 'TimeZone') ORDER BY name`,
+      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('server_version', 'shared_buffers', 'min_wal_size', 'max_wal_size', 'wal_segment_size', 'server_encoding', 'lc_collate', 'TimeZone') ORDER BY name`,
     ),
     databases: await c.query(`SELECT datname FROM pg_database ORDER BY datname`),
     columns: await c.query(
@@ -41,17 +41,31 @@ describe("PGlite starts from the build's initdb seed", () => {
       const fromSeed = await describeDatabase(seeded);
       assert.deepEqual(fromSeed, await describeDatabase(initdb));
       assert.deepEqual(
-        fromSeed.settings.filter((s) => ["shared_buffers", "min_wal_size", "max_wal_size"].includes(s.name)),
+        fromSeed.settings.filter((s) => ["shared_buffers", "min_wal_size", "max_wal_size", "wal_segment_size"].includes(s.name)),
         [
-          { name: "max_wal_size", setting: "32", unit: "MB" },
-          { name: "min_wal_size", setting: "32", unit: "MB" },
+          { name: "max_wal_size", setting: "4", unit: "MB" },
+          { name: "min_wal_size", setting: "2", unit: "MB" },
           { name: "shared_buffers", setting: "2048", unit: "8kB" },
+          { name: "wal_segment_size", setting: "1048576", unit: "B" },
         ],
-        "the service's settings apply to a seeded database too",
+        "the service's in-memory settings apply to a seeded database too",
       );
     } finally {
       await seeded.close();
       await initdb.close();
+    }
+  });
+
+  test("a seed made another way (an older build's manifest) is not used", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ni-pglite-seed-"));
+    try {
+      const path = join(dir, "initdb.tar.gz");
+      copyFileSync(PGLITE_SEED_PATH, path);
+      const manifest = JSON.parse(readFileSync(PGLITE_SEED_PATH.replace(/\.tar\.gz$/, ".json"), "utf8"));
+      writeFileSync(join(dir, "initdb.json"), JSON.stringify({ pglite: manifest.pglite }));
+      assert.equal(readPgliteSeed(path), undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -62,6 +76,15 @@ describe("PGlite starts from the build's initdb seed", () => {
       try {
         await first.withConnection((c) => migrate(c, logger));
         await first.prisma.cluster.create({ data: { name: "prod-eu" } });
+        assert.deepEqual(
+          (await describeDatabase(first)).settings.filter((s) => ["min_wal_size", "max_wal_size", "wal_segment_size"].includes(s.name)),
+          [
+            { name: "max_wal_size", setting: "32", unit: "MB" },
+            { name: "min_wal_size", setting: "32", unit: "MB" },
+            { name: "wal_segment_size", setting: "1048576", unit: "B" },
+          ],
+          "a data directory keeps 32 MB of WAL, which a directory made with 16 MB segments also accepts",
+        );
       } finally {
         await first.close();
       }

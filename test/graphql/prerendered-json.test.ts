@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { markPrerendered, PRERENDERED_FIELD, PrerenderedAnswers, PrerenderedJson, serialiseResult } from "../../src/graphql/prerendered-json.js";
+import { markLiveAnswer, markPrerendered, PRERENDERED_FIELD, PrerenderedAnswers, PrerenderedJson, serialiseResult } from "../../src/graphql/prerendered-json.js";
 
 const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 1, a: [null] });
 
@@ -53,6 +53,19 @@ describe("prerendered answers between Apollo and the socket", () => {
     const token = answers.stringifyResult(prerenderedResult("n1", request));
     assert.notEqual(token[0], "{");
     assert.equal(answers.take(token, request)?.toString("utf8"), '{"data":{"node":{"name":"n1"}}}\n');
+    assert.throws(() => answers.take(token, request), /taken twice or by another request/);
+  });
+
+  test("a live inventory answer without prerendered bytes is handed over once, as Apollo's default text in UTF-8", () => {
+    const answers = new PrerenderedAnswers();
+    const request = {};
+    // Latin-1, beyond it, an astral character and a lone surrogate: each encoded as the socket would have.
+    const data = { nodes: [{ name: "n1", labels: [{ key: "team", value: "çà ☃ 😀 \ud800" }] }] };
+    markLiveAnswer(data, request);
+    const token = answers.stringifyResult({ data, errors: [{ message: "partial", path: ["nodes"] }] } as never);
+    assert.notEqual(token[0], "{");
+    const expected = Buffer.from(JSON.stringify({ data, errors: [{ message: "partial", path: ["nodes"] }] }) + "\n", "utf8");
+    assert.deepEqual(answers.take(token, request), expected);
     assert.throws(() => answers.take(token, request), /taken twice or by another request/);
   });
 
