@@ -130,11 +130,12 @@ try {
   report.add("service RSS right after the queries", rssAfterQueries, "MiB");
   report.add("service peak RSS during the queries", queryPeakRss, "MiB");
 } finally {
-  report.write(values.json);
+  // The processes first: a report that cannot be written must not leave the service running.
   await stop(service.child);
   await stop(sim.child);
   await pg?.drop();
   rmSync(dir, { recursive: true, force: true });
+  report.write(values.json);
 }
 
 async function post(query: string): Promise<unknown> {

@@ -115,7 +115,8 @@ try {
     report.add(`${count} clusters: capacityReport by cluster, p50`, run.reportMs, "ms", as(peer.reportMs));
   }
 } finally {
-  report.write(values.json);
+  // The processes first: a report that cannot be written must not leave the simulators running.
   await Promise.all(sims.map((s) => stop(s)));
   rmSync(dir, { recursive: true, force: true });
+  report.write(values.json);
 }

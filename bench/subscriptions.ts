@@ -164,9 +164,10 @@ try {
   report.add("service CPU per client connected and subscribed", (connectCpu * 1000) / (subscribers - 1), "ms");
   report.add("service peak RSS", peakRss, "MiB");
 } finally {
-  report.write(values.json);
+  // The processes first: a report that cannot be written must not leave the service running.
   await Promise.all(clients.map((c) => c.dispose()));
   await stop(service.child);
   await sim.stop();
   rmSync(dir, { recursive: true, force: true });
+  report.write(values.json);
 }
