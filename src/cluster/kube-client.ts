@@ -120,6 +120,13 @@ export class KubeClient {
     return this.request<T>("GET", path, query, undefined, { timeoutMs, ...(signal ? { signal } : {}) });
   }
 
+  /** The server's URL for `path` with `query` (undefined values left out). */
+  private urlFor(path: string, query: Record<string, string | number | boolean | undefined>): URL {
+    const url = new URL(this.server.replace(/\/$/, "") + path);
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+    return url;
+  }
+
   /** Any verb with an optional JSON body; the parsed answer, or KubeApiError. */
   async request<T>(
     method: string,
@@ -128,8 +135,7 @@ export class KubeClient {
     body?: unknown,
     { timeoutMs = 30_000, contentType = "application/json", headers = {}, signal }: RequestOptions = {},
   ): Promise<T> {
-    const url = new URL(this.server.replace(/\/$/, "") + path);
-    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+    const url = this.urlFor(path, query);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const options: HttpRequestOptions = {
       method,
@@ -222,9 +228,7 @@ export class KubeClient {
     onEvent: (type: WatchEventType, object: Record<string, any>) => void,
     done: (error: unknown) => void,
   ): Promise<AbortController> {
-    const url = new URL(this.server.replace(/\/$/, "") + path);
-    url.searchParams.set("watch", "true");
-    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+    const url = this.urlFor(path, { watch: true, ...query });
     const controller = new AbortController();
     const options: HttpRequestOptions = { method: "GET", signal: controller.signal, headers: { accept: "application/json" } };
     await this.kubeConfig.applyToHTTPSOptions(options);

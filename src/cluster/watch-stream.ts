@@ -21,9 +21,7 @@ export class LineSplitter {
     let newline = chunk.indexOf(10);
     if (newline >= 0 && this.partial.length > 0) {
       this.partial.push(chunk.subarray(0, newline));
-      const line = Buffer.concat(this.partial).toString("utf8");
-      this.partial = [];
-      this.onLine(line);
+      this.flushPartial();
       start = newline + 1;
       newline = chunk.indexOf(10, start);
     }
@@ -37,7 +35,11 @@ export class LineSplitter {
 
   /** The stream ended: a last line without its "\n" still counts, as with readline. */
   end(): void {
-    if (this.partial.length === 0) return;
+    if (this.partial.length > 0) this.flushPartial();
+  }
+
+  /** Hands on the line whose pieces are in `partial`. */
+  private flushPartial(): void {
     const line = Buffer.concat(this.partial).toString("utf8");
     this.partial = [];
     this.onLine(line);

@@ -134,9 +134,13 @@ const IN_MEMORY_WAL_CHECKPOINT_BYTES = 8 * 1024 * 1024;
  * caller's own wins.
  */
 function useLiftoffOnly(): void {
+  // Once per process: a test run opens hundreds of databases.
+  if (liftoffDecided) return;
+  liftoffDecided = true;
   if (process.execArgv.some((arg) => /^--(no-)?liftoff[-_]only/.test(arg))) return;
   setFlagsFromString("--liftoff-only");
 }
+let liftoffDecided = false;
 
 async function openPglite(dataDir: string, options: OpenOptions): Promise<Database> {
   const inMemory = dataDir === "memory";

@@ -24,20 +24,21 @@ export class PrerenderedJson {
  */
 export const PRERENDERED_FIELD = "nodeInventoryPrerendered";
 
-/** Results' data holding PrerenderedJson values, each with its request's context (set by the executor, read by the serialiser). */
-const holdingPrerendered = new WeakMap<object, object>();
+/**
+ * Results' data to write as bytes (set by the executor, read by the serialiser), each with its
+ * request's context: those holding PrerenderedJson values, and live inventory answers without
+ * them (they can be as large).
+ */
+const answersToWrite = new WeakMap<object, { request: object; prerendered: boolean }>();
 
 /** Marks `data` as holding PrerenderedJson values, for the request whose context value is `request`. */
 export function markPrerendered(data: object, request: object): void {
-  holdingPrerendered.set(data, request);
+  answersToWrite.set(data, { request, prerendered: true });
 }
-
-/** Results' data from the live inventory's roots without prerendered values (they can be as large), each with its request's context. */
-const liveAnswers = new WeakMap<object, object>();
 
 /** Marks `data` as a live inventory answer to write as bytes (see {@link PrerenderedAnswers}), for the request whose context value is `request`. */
 export function markLiveAnswer(data: object, request: object): void {
-  liveAnswers.set(data, request);
+  answersToWrite.set(data, { request, prerendered: false });
 }
 
 /** A result as Apollo's default writes it (`JSON.stringify(result) + "\n"`), as UTF-8, with the prerendered pieces copied in. */
@@ -134,10 +135,9 @@ export class PrerenderedAnswers {
   private readonly waiting = new WeakMap<object, Buffer>();
 
   readonly stringifyResult = (result: FormattedExecutionResult): string => {
-    const prerendered = result.data ? holdingPrerendered.get(result.data) : undefined;
-    const request = prerendered ?? (result.data ? liveAnswers.get(result.data) : undefined);
-    if (!request) return JSON.stringify(result) + "\n";
-    this.waiting.set(request, prerendered ? serialiseResult(result) : jsonBytes(result));
+    const answer = result.data ? answersToWrite.get(result.data) : undefined;
+    if (!answer) return JSON.stringify(result) + "\n";
+    this.waiting.set(answer.request, answer.prerendered ? serialiseResult(result) : jsonBytes(result));
     return TOKEN;
   };
 

@@ -25,6 +25,11 @@ async function describeDatabase(db: Database) {
   }));
 }
 
+/** The described settings of these names. */
+function settingsNamed(description: Awaited<ReturnType<typeof describeDatabase>>, names: string[]) {
+  return description.settings.filter((s) => names.includes(s.name));
+}
+
 describe("PGlite starts from the build's initdb seed", () => {
   test("the build made a seed for this PGlite", () => {
     assert.ok(existsSync(PGLITE_SEED_PATH), `${PGLITE_SEED_PATH} (npm run build makes it)`);
@@ -41,7 +46,7 @@ describe("PGlite starts from the build's initdb seed", () => {
       const fromSeed = await describeDatabase(seeded);
       assert.deepEqual(fromSeed, await describeDatabase(initdb));
       assert.deepEqual(
-        fromSeed.settings.filter((s) => ["shared_buffers", "min_wal_size", "max_wal_size", "wal_segment_size"].includes(s.name)),
+        settingsNamed(fromSeed, ["shared_buffers", "min_wal_size", "max_wal_size", "wal_segment_size"]),
         [
           { name: "max_wal_size", setting: "4", unit: "MB" },
           { name: "min_wal_size", setting: "2", unit: "MB" },
@@ -77,7 +82,7 @@ describe("PGlite starts from the build's initdb seed", () => {
         await first.withConnection((c) => migrate(c, logger));
         await first.prisma.cluster.create({ data: { name: "prod-eu" } });
         assert.deepEqual(
-          (await describeDatabase(first)).settings.filter((s) => ["min_wal_size", "max_wal_size", "wal_segment_size"].includes(s.name)),
+          settingsNamed(await describeDatabase(first), ["min_wal_size", "max_wal_size", "wal_segment_size"]),
           [
             { name: "max_wal_size", setting: "32", unit: "MB" },
             { name: "min_wal_size", setting: "32", unit: "MB" },
