@@ -5,6 +5,7 @@ import { MetricsPoller } from "./metrics-poller.js";
 import { NodeFactsCache } from "./node-facts-cache.js";
 import type { CachedNode, CachedPod, NodeUsageSample } from "./model.js";
 import { Reflector, type ReflectorSink, type ReflectorState } from "./reflector.js";
+import { podWatchListOffThread } from "./off-thread-pods.js";
 import { stripNode, stripPod } from "./strip.js";
 
 /** A node as it was before and after one observed change. */
@@ -90,6 +91,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       client: options.client,
       logger,
       transform: (raw) => stripPod(this.name, raw),
+      // 150,000 pods' JSON is read, parsed and stripped beside the main thread (off-thread-pods.ts).
+      watchListOffThread: podWatchListOffThread(options.name),
       sink: this.podSink(),
       onStateChange: emitStatus,
       ...tuning,

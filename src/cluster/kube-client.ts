@@ -1,7 +1,8 @@
 import { request as httpRequest, STATUS_CODES, type RequestOptions as HttpRequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { readWatchEvents } from "./watch-stream.js";
+import type { OffThreadWatch } from "./off-thread-pods.js";
+import { readWatchEvents, type Decoded } from "./watch-stream.js";
 
 /** One entry of a Status's details.causes; `reason` is the cause's type (JSON `reason`), e.g. "NamespaceTerminating". */
 export interface StatusCause {
@@ -187,14 +188,16 @@ export class KubeClient {
   }
 
   /**
-   * Starts a watch; `onEvent` gets each event's type and raw object, `onDone` is called
-   * exactly once when the stream ends for any reason. Returns the abort handle.
+   * Starts a watch; `onEvent` gets each event's type and raw object (or, when `offThread`
+   * opened it, what it decoded the object to), `onDone` is called exactly once when the stream
+   * ends for any reason. Returns the abort handle.
    */
   async watch(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
-    onEvent: (type: WatchEventType, object: Record<string, any>) => void,
+    onEvent: (type: WatchEventType, object: Record<string, any>, decoded?: Decoded) => void,
     onDone: (error: unknown) => void,
+    offThread?: OffThreadWatch,
   ): Promise<AbortController> {
     // A refused watch is reported by its status line ("Forbidden"), as client-node's Watch
     // reports it, while the apiserver's Status says which permission is missing: ask once more
@@ -210,7 +213,7 @@ export class KubeClient {
         (status: unknown) => onDone(status instanceof KubeApiError && status.statusCode === code ? status : error),
       );
     };
-    const controller = await this.openWatch(path, query, onEvent, done);
+    const controller = await this.openWatch(path, query, onEvent, done, offThread);
     // A refused watch has ended before the caller sees it open, as it did without the lookup.
     await statusLookup;
     return controller;
@@ -219,14 +222,16 @@ export class KubeClient {
   /**
    * The watch as client-node's Watch makes it (same URL, authentication, TLS and keep-alive
    * from the KubeConfig; `done` once; a refusal as an Error with the status line's text and
-   * `statusCode`), with the stream read by {@link readWatchEvents}. Resolves once the answer's
-   * headers have arrived, or the request failed (then `done` has been called).
+   * `statusCode`), with the stream read by {@link readWatchEvents}, or made and read by
+   * `offThread` when it can. Resolves once the answer's headers have arrived, or the request
+   * failed (then `done` has been called).
    */
   private async openWatch(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
-    onEvent: (type: WatchEventType, object: Record<string, any>) => void,
+    onEvent: (type: WatchEventType, object: Record<string, any>, decoded?: Decoded) => void,
     done: (error: unknown) => void,
+    offThread: OffThreadWatch | undefined,
   ): Promise<AbortController> {
     const url = this.urlFor(path, { watch: true, ...query });
     const controller = new AbortController();
@@ -239,6 +244,11 @@ export class KubeClient {
       controller.abort();
       done(error);
     };
+    const elsewhere = offThread?.open(url, options, controller.signal, (type, object, decoded) => onEvent(type as WatchEventType, object, decoded), finish);
+    if (elsewhere) {
+      await elsewhere;
+      return controller;
+    }
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     await new Promise<void>((opened) => {
       const req = send(url, options, (res) => {

@@ -1,5 +1,10 @@
 import type { Logger } from "../log/logger.js";
 import { KubeApiError, type KubeClient } from "./kube-client.js";
+import type { OffThreadWatch } from "./off-thread-pods.js";
+import { keyOf } from "./strip.js";
+import { INITIAL_EVENTS_END } from "./watch-stream.js";
+
+export { INITIAL_EVENTS_END };
 
 /** What a reflector feeds: a full replacement after each list, then one change at a time. */
 export interface ReflectorSink<T> {
@@ -26,6 +31,12 @@ export interface ReflectorOptions<T> {
    * paged LIST when not. Default true.
    */
   watchList?: boolean;
+  /**
+   * Makes and reads the watch-list's request elsewhere (off-thread-pods.ts); by default on this
+   * thread. Such a stream may end at the initial-events-end BOOKMARK: the loop then watches on
+   * from its resourceVersion, as after any watch that ends.
+   */
+  watchListOffThread?: OffThreadWatch;
   /** Server-side watch timeout; the watch is renewed from the last resourceVersion. */
   watchTimeoutSeconds?: number;
   /**
@@ -55,18 +66,10 @@ export interface ReflectorState {
   lastEventAt?: number;
 }
 
-export function keyOf(raw: Record<string, any>): string {
-  const { namespace, name } = raw.metadata ?? {};
-  return namespace ? `${namespace}/${name}` : name;
-}
-
 class WatchExpired extends Error {}
 
 /** The server answered a watch-list request as if it did not know the protocol. */
 class WatchListUnsupported extends Error {}
-
-/** The annotation of the BOOKMARK that ends a watch-list's initial events (metav1.InitialEventsAnnotationKey). */
-export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
 /**
  * List, then watch from the list's resourceVersion, forever: the client-go reflector loop.
@@ -74,7 +77,7 @@ export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
  * jitter; a stalled watch is cut and renewed. It never stops on its own: only stop() ends it.
  */
 export class Reflector<T> {
-  private readonly o: Required<Omit<ReflectorOptions<T>, "onStateChange">> & Pick<ReflectorOptions<T>, "onStateChange">;
+  private readonly o: Required<Omit<ReflectorOptions<T>, "onStateChange" | "watchListOffThread">> & Pick<ReflectorOptions<T>, "onStateChange" | "watchListOffThread">;
   private stopped = false;
   private resourceVersion: string | undefined;
   /** Ends the current watch stream, if one is open or opening. */
@@ -225,7 +228,7 @@ export class Reflector<T> {
         .watch(
           this.o.path,
           query,
-          (type, object) => {
+          (type, object, decoded) => {
             if (settled) return;
             // Restarts the countdown in place: a watch-list delivers 150,000 events in seconds.
             stallTimer!.refresh();
@@ -234,10 +237,13 @@ export class Reflector<T> {
             delivered = true;
             switch (type) {
               case "ADDED":
-              case "MODIFIED":
-                if (loading) loading.set(keyOf(object), this.o.transform(object));
-                else this.o.sink.upsert(keyOf(object), this.o.transform(object));
+              case "MODIFIED": {
+                const key = decoded ? decoded.key : keyOf(object);
+                const item = decoded ? (decoded.item as T) : this.o.transform(object);
+                if (loading) loading.set(key, item);
+                else this.o.sink.upsert(key, item);
                 break;
+              }
               case "DELETED":
                 if (loading) loading.delete(keyOf(object));
                 else this.o.sink.remove(keyOf(object));
@@ -259,6 +265,7 @@ export class Reflector<T> {
           },
           // A stream that ends before its initial state is complete is of a server that ignored the request.
           (error) => finish(error ?? (loading ? new WatchListUnsupported("the watch ended before its initial-events-end bookmark") : undefined)),
+          loading ? this.o.watchListOffThread : undefined,
         )
         .then(
           (opened) => {

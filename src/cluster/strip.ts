@@ -145,7 +145,14 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
 }
 
 /** One interner for every cluster's pods: equal label sets and request shapes are shared. */
-const SHARED = new Interner();
+export const sharedInterner = new Interner();
+const SHARED = sharedInterner;
+
+/** A cache's key for a raw object: namespace/name, or the name of a cluster-scoped one. */
+export function keyOf(raw: Record<string, any>): string {
+  const { namespace, name } = raw.metadata ?? {};
+  return namespace ? `${namespace}/${name}` : name;
+}
 
 const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 

@@ -14,23 +14,26 @@ export class LineSplitter {
   /** The pieces of a line begun in earlier chunks. */
   private partial: Buffer[] = [];
 
-  constructor(private readonly onLine: (line: string) => void) {}
+  /** `onLine` may answer true to stop after that line: `push` then returns where the rest begins. */
+  constructor(private readonly onLine: (line: string) => boolean | void) {}
 
-  push(chunk: Buffer): void {
+  /** Hands on the chunk's complete lines; -1, or the offset in `chunk` after the line that stopped it. */
+  push(chunk: Buffer): number {
     let start = 0;
     let newline = chunk.indexOf(10);
     if (newline >= 0 && this.partial.length > 0) {
       this.partial.push(chunk.subarray(0, newline));
-      this.flushPartial();
+      if (this.flushPartial()) return newline + 1;
       start = newline + 1;
       newline = chunk.indexOf(10, start);
     }
     while (newline >= 0) {
-      this.onLine(chunk.toString("utf8", start, newline));
+      if (this.onLine(chunk.toString("utf8", start, newline)) === true) return newline + 1;
       start = newline + 1;
       newline = chunk.indexOf(10, start);
     }
     if (start < chunk.length) this.partial.push(chunk.subarray(start));
+    return -1;
   }
 
   /** The stream ended: a last line without its "\n" still counts, as with readline. */
@@ -39,43 +42,62 @@ export class LineSplitter {
   }
 
   /** Hands on the line whose pieces are in `partial`. */
-  private flushPartial(): void {
+  private flushPartial(): boolean | void {
     const line = Buffer.concat(this.partial).toString("utf8");
     this.partial = [];
-    this.onLine(line);
+    return this.onLine(line);
   }
 }
 
+/** The annotation of the BOOKMARK that ends a watch-list's initial events (metav1.InitialEventsAnnotationKey). */
+export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+
+/** An object a reader has already turned into the cache's form, with its cache key. */
+export interface Decoded {
+  key: string;
+  item: unknown;
+}
+
+/** One event: its type and raw object, or, when the reader decoded it, only the object's resourceVersion and `decoded`. */
+export type WatchEventHandler = (type: string, object: Record<string, any>, decoded?: Decoded) => void;
+
+
 /**
- * Reads a watch response's events: each line's `type` and `object`, in order. A line that is
- * not JSON, or that `onEvent` cannot take, is skipped, as client-node's Watch skips it.
- * `onEnd` is called exactly once: with no error when the server ends the stream, or with the
- * stream's error.
+ * Hands one line's event on. A line that is not JSON, or that `onEvent` cannot take, is
+ * skipped, as client-node's Watch skips it.
  */
-export function readWatchEvents(
-  res: IncomingMessage,
-  onEvent: (type: string, object: Record<string, any>) => void,
-  onEnd: (error: unknown) => void,
-): void {
+export function eventOfLine(line: string, onEvent: WatchEventHandler): void {
+  let event: { type: string; object: Record<string, any> };
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return;
+  }
+  try {
+    onEvent(event.type, event.object);
+  } catch {
+    // As client-node: one event that cannot be handled must not end the watch.
+  }
+}
+
+/** `onEnd`, called at most once. */
+export function once(onEnd: (error: unknown) => void): (error: unknown) => void {
   let ended = false;
-  const end = (error: unknown) => {
+  return (error) => {
     if (ended) return;
     ended = true;
     onEnd(error);
   };
-  const lines = new LineSplitter((line) => {
-    let event: { type: string; object: Record<string, any> };
-    try {
-      event = JSON.parse(line);
-    } catch {
-      return;
-    }
-    try {
-      onEvent(event.type, event.object);
-    } catch {
-      // As client-node: one event that cannot be handled must not end the watch.
-    }
-  });
+}
+
+/**
+ * Reads a watch response's events on this thread: each line's `type` and `object`, in order.
+ * `onEnd` is called exactly once: with no error when the server ends the stream, or with the
+ * stream's error.
+ */
+export function readWatchEvents(res: IncomingMessage, onEvent: WatchEventHandler, onEnd: (error: unknown) => void): void {
+  const end = once(onEnd);
+  const lines = new LineSplitter((line) => eventOfLine(line, onEvent));
   res.on("data", (chunk: Buffer) => lines.push(chunk));
   res.on("end", () => {
     lines.end();

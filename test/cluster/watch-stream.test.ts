@@ -12,7 +12,9 @@ import { kubeConfigForServer } from "../support/sim-cluster.js";
 /** The lines a splitter hands on for `chunks`. */
 function split(chunks: Buffer[]): string[] {
   const lines: string[] = [];
-  const splitter = new LineSplitter((line) => lines.push(line));
+  const splitter = new LineSplitter((line) => {
+    lines.push(line);
+  });
   for (const chunk of chunks) splitter.push(chunk);
   splitter.end();
   return lines;
