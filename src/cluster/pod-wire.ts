@@ -1,9 +1,10 @@
 /**
  * The form in which the decode worker (pod-decode-worker.ts) hands stripped pods to the main
  * thread: one JSON array per pod, its label set and resource amounts sent once per stream as
- * numbered definitions. JSON.parse of these arrays is some 20x cheaper for the main thread than
- * the pods' raw JSON (~150 bytes against ~3 KB a pod), and a structured clone of the stripped
- * objects would cost more than this text does.
+ * numbered definitions: ~150 bytes against ~3 KB of a pod's JSON. For the 150,000 pods of a
+ * 5,000-node cluster, reading them cost the main thread 0.5 s where JSON.parse of the pods cost
+ * 4.6 s; a structured clone of the stripped pods cost it more than these arrays in a first trial
+ * (2.1-2.2 s against 1.7-1.9 s, each with a copy of the stream's bytes).
  *
  * Every other event, and a pod whose stripped form would not survive JSON exactly (a key or
  * resourceVersion that is not a string, a grace period of -0, an amount that is not finite), is

@@ -14,26 +14,24 @@ export class LineSplitter {
   /** The pieces of a line begun in earlier chunks. */
   private partial: Buffer[] = [];
 
-  /** `onLine` may answer true to stop after that line: `push` then returns where the rest begins. */
+  /** `onLine` may answer true to stop there: the rest of that chunk is not read. */
   constructor(private readonly onLine: (line: string) => boolean | void) {}
 
-  /** Hands on the chunk's complete lines; -1, or the offset in `chunk` after the line that stopped it. */
-  push(chunk: Buffer): number {
+  push(chunk: Buffer): void {
     let start = 0;
     let newline = chunk.indexOf(10);
     if (newline >= 0 && this.partial.length > 0) {
       this.partial.push(chunk.subarray(0, newline));
-      if (this.flushPartial()) return newline + 1;
+      if (this.flushPartial() === true) return;
       start = newline + 1;
       newline = chunk.indexOf(10, start);
     }
     while (newline >= 0) {
-      if (this.onLine(chunk.toString("utf8", start, newline)) === true) return newline + 1;
+      if (this.onLine(chunk.toString("utf8", start, newline)) === true) return;
       start = newline + 1;
       newline = chunk.indexOf(10, start);
     }
     if (start < chunk.length) this.partial.push(chunk.subarray(start));
-    return -1;
   }
 
   /** The stream ended: a last line without its "\n" still counts, as with readline. */
@@ -61,7 +59,6 @@ export interface Decoded {
 /** One event: its type and raw object, or, when the reader decoded it, only the object's resourceVersion and `decoded`. */
 export type WatchEventHandler = (type: string, object: Record<string, any>, decoded?: Decoded) => void;
 
-
 /**
  * Hands one line's event on. A line that is not JSON, or that `onEvent` cannot take, is
  * skipped, as client-node's Watch skips it.
@@ -80,23 +77,18 @@ export function eventOfLine(line: string, onEvent: WatchEventHandler): void {
   }
 }
 
-/** `onEnd`, called at most once. */
-export function once(onEnd: (error: unknown) => void): (error: unknown) => void {
-  let ended = false;
-  return (error) => {
-    if (ended) return;
-    ended = true;
-    onEnd(error);
-  };
-}
-
 /**
  * Reads a watch response's events on this thread: each line's `type` and `object`, in order.
  * `onEnd` is called exactly once: with no error when the server ends the stream, or with the
  * stream's error.
  */
 export function readWatchEvents(res: IncomingMessage, onEvent: WatchEventHandler, onEnd: (error: unknown) => void): void {
-  const end = once(onEnd);
+  let ended = false;
+  const end = (error: unknown) => {
+    if (ended) return;
+    ended = true;
+    onEnd(error);
+  };
   const lines = new LineSplitter((line) => eventOfLine(line, onEvent));
   res.on("data", (chunk: Buffer) => lines.push(chunk));
   res.on("end", () => {
