@@ -88,6 +88,7 @@ class PodWatchWorker {
     try {
       this.worker.postMessage({ stream, open: { url, options } } satisfies ToPodWatchWorker);
     } catch {
+      this.stopIfIdle();
       return undefined; // an option that cannot be copied to a thread: read here
     }
     let finished = false;
@@ -138,7 +139,10 @@ class PodWatchWorker {
   }
 
   private release(stream: number): void {
-    if (!this.streams.delete(stream)) return;
+    if (this.streams.delete(stream)) this.stopIfIdle();
+  }
+
+  private stopIfIdle(): void {
     if (this.streams.size === 0 && PodWatchWorker.current === this) {
       PodWatchWorker.current = undefined;
       void this.worker.terminate();

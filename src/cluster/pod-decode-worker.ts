@@ -50,8 +50,10 @@ function open(stream: number, url: string, options: RequestOptions): void {
   const send = url.startsWith("https:") ? httpsRequest : httpRequest;
   const req = send(url, options, (res) => {
     port.postMessage({ stream, status: res.statusCode ?? 500, statusMessage: res.statusMessage ?? "" } satisfies FromPodWatchWorker);
-    if (res.statusCode === 200) read(stream, res);
-    else res.resume();
+    if (res.statusCode === 200) return read(stream, res);
+    // A refusal ends the stream here: the main thread makes the error from the status.
+    requests.delete(stream);
+    res.resume();
   });
   // A watch is quiet for minutes: keep the connection probed, as client-node does.
   req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));
