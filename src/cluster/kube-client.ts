@@ -1,8 +1,8 @@
-import { request as httpRequest, STATUS_CODES, type RequestOptions as HttpRequestOptions } from "node:http";
+import { request as httpRequest, type RequestOptions as HttpRequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { OffThreadWatch } from "./off-thread-pods.js";
-import { readWatchEvents, type Decoded } from "./watch-stream.js";
+import { readWatchEvents, refusedWatch, type Decoded } from "./watch-stream.js";
 
 /** One entry of a Status's details.causes; `reason` is the cause's type (JSON `reason`), e.g. "NamespaceTerminating". */
 export interface StatusCause {
@@ -255,9 +255,7 @@ export class KubeClient {
         opened();
         if (res.statusCode === 200) return readWatchEvents(res, (type, object) => onEvent(type as WatchEventType, object), finish);
         res.resume();
-        const error = new Error(res.statusMessage || STATUS_CODES[res.statusCode ?? 500] || "Internal Server Error") as Error & { statusCode?: number };
-        error.statusCode = res.statusCode;
-        finish(error);
+        finish(refusedWatch(res.statusCode ?? 500, res.statusMessage));
       });
       // A watch is quiet for minutes: keep the connection probed, as client-node does.
       req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));

@@ -16,17 +16,20 @@
  * or if the worker cannot start or has failed, the stream is read on the main thread as before.
  */
 
-import { Agent as HttpAgent, STATUS_CODES, type RequestOptions } from "node:http";
+import { Agent as HttpAgent, type RequestOptions } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { Worker } from "node:worker_threads";
 import type { FromPodWatchWorker, ToPodWatchWorker, WorkerError } from "./pod-decode-worker.js";
 import { WireDecoder } from "./pod-wire.js";
-import { eventOfLine, type WatchEventHandler } from "./watch-stream.js";
+import { eventOfLine, handOn, refusedWatch, type WatchEventHandler } from "./watch-stream.js";
 
 /** Opens a watch elsewhere than on the main thread; undefined if it cannot, and the caller opens it itself. */
 export interface OffThreadWatch {
   open(url: URL, options: RequestOptions, signal: AbortSignal, onEvent: WatchEventHandler, done: (error: unknown) => void): Promise<void> | undefined;
 }
+
+/** The object of a decoded event: everything the reflector reads is in `decoded`. */
+const NO_OBJECT: Record<string, any> = Object.freeze({});
 
 /** Pod watch-lists of `cluster` in the worker, their pods as stripPod(cluster, …) makes them. */
 export function podWatchListOffThread(cluster: string): OffThreadWatch {
@@ -107,13 +110,7 @@ class PodWatchWorker {
       finish(null);
     };
     signal.addEventListener("abort", abort);
-    const onPod = (type: string, key: string, item: unknown) => {
-      try {
-        onEvent(type, { metadata: { resourceVersion: (item as { resourceVersion: string }).resourceVersion } }, { key, item });
-      } catch {
-        // as eventOfLine: one event that cannot be handled must not end the watch
-      }
-    };
+    const onPod = (type: string, key: string, pod: { resourceVersion: string }) => handOn(onEvent, type, NO_OBJECT, { key, item: pod, resourceVersion: pod.resourceVersion });
     const onLine = (line: string) => eventOfLine(line, onEvent);
     const reading = () => !finished;
     this.streams.set(stream, {
@@ -122,9 +119,7 @@ class PodWatchWorker {
         if ("status" in message) {
           opened();
           if (message.status === 200) return;
-          const error = new Error(message.statusMessage || STATUS_CODES[message.status] || "Internal Server Error") as Error & { statusCode?: number };
-          error.statusCode = message.status;
-          return finish(error);
+          return finish(refusedWatch(message.status, message.statusMessage));
         }
         if ("batch" in message) {
           decoder.decode(message.batch, reading, onPod, onLine);

@@ -260,7 +260,7 @@ export class Reflector<T> {
                 return finish(code === 410 ? new WatchExpired() : new KubeApiError(code ?? 500, object?.message ?? "watch error", { reason: object?.reason }));
               }
             }
-            const rv = object?.metadata?.resourceVersion;
+            const rv = decoded ? decoded.resourceVersion : object?.metadata?.resourceVersion;
             if (rv) this.resourceVersion = rv;
           },
           // A stream that ends before its initial state is complete is of a server that ignored the request.

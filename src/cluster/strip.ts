@@ -140,13 +140,12 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
     nodeInfo,
     capacity: quantityMap(status.capacity),
     allocatable: quantityMap(status.allocatable),
-    details: stripNodeDetails(spec, status, SHARED),
+    details: stripNodeDetails(spec, status, sharedInterner),
   });
 }
 
 /** One interner for every cluster's pods: equal label sets and request shapes are shared. */
 export const sharedInterner = new Interner();
-const SHARED = sharedInterner;
 
 /** A cache's key for a raw object: namespace/name, or the name of a cluster-scoped one. */
 export function keyOf(raw: Record<string, any>): string {
@@ -157,7 +156,7 @@ export function keyOf(raw: Record<string, any>): string {
 const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 
 /** Strips a v1 Pod to a {@link CachedPod}, computing its effective requests and limits. */
-export function stripPod(cluster: string, raw: unknown, interner: Interner = SHARED): CachedPod {
+export function stripPod(cluster: string, raw: unknown, interner: Interner = sharedInterner): CachedPod {
   const pod = obj(raw);
   const metadata = obj(pod.metadata);
   const spec = obj(pod.spec);

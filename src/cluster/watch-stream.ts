@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import { STATUS_CODES, type IncomingMessage } from "node:http";
 
 /**
  * Splits a byte stream into its lines at "\n" and hands each on as a string.
@@ -50,14 +50,31 @@ export class LineSplitter {
 /** The annotation of the BOOKMARK that ends a watch-list's initial events (metav1.InitialEventsAnnotationKey). */
 export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
-/** An object a reader has already turned into the cache's form, with its cache key. */
+/** An object a reader has already turned into the cache's form, with its cache key and resourceVersion. */
 export interface Decoded {
   key: string;
   item: unknown;
+  resourceVersion: string;
 }
 
-/** One event: its type and raw object, or, when the reader decoded it, only the object's resourceVersion and `decoded`. */
+/** One event: its type and raw object, or, when the reader decoded it, an empty object and `decoded`. */
 export type WatchEventHandler = (type: string, object: Record<string, any>, decoded?: Decoded) => void;
+
+/** Hands one event on; as client-node, one event that cannot be handled must not end the watch. */
+export function handOn(onEvent: WatchEventHandler, type: string, object: Record<string, any>, decoded?: Decoded): void {
+  try {
+    onEvent(type, object, decoded);
+  } catch {
+    // skipped
+  }
+}
+
+/** A watch answered with another status than 200: its status line's text and `statusCode`, as client-node's Watch reports it. */
+export function refusedWatch(statusCode: number, statusMessage: string | undefined): Error & { statusCode: number } {
+  const error = new Error(statusMessage || STATUS_CODES[statusCode] || "Internal Server Error") as Error & { statusCode: number };
+  error.statusCode = statusCode;
+  return error;
+}
 
 /**
  * Hands one line's event on. A line that is not JSON, or that `onEvent` cannot take, is
@@ -70,11 +87,9 @@ export function eventOfLine(line: string, onEvent: WatchEventHandler): void {
   } catch {
     return;
   }
-  try {
-    onEvent(event.type, event.object);
-  } catch {
-    // As client-node: one event that cannot be handled must not end the watch.
-  }
+  // A line that parses to null throws here, as it would in client-node: skipped too.
+  if (event === null) return;
+  handOn(onEvent, event.type, event.object);
 }
 
 /**
