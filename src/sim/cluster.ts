@@ -26,6 +26,7 @@ import { NodeLifecycleController } from "./controllers/node-lifecycle.js";
 import { DisruptionController } from "./controllers/disruption.js";
 import { ChurnController } from "./controllers/churn.js";
 import { EventTtl } from "./controllers/event-ttl.js";
+import { NodeUsageScrapes } from "./metrics.js";
 
 export { R } from "./storage-names.js";
 
@@ -73,6 +74,8 @@ export class SimCluster implements ClusterContext {
   private readonly churner: ChurnController;
 
   private readonly eventTtl = new EventTtl(this);
+  /** What metrics.k8s.io serves for each node (see ../metrics.ts). */
+  readonly nodeUsage = new NodeUsageScrapes(this);
   /** The Event each repeatable node event was recorded as (see nodeEvent). */
   private readonly eventKeys = new Map<string, string>();
 
@@ -92,7 +95,7 @@ export class SimCluster implements ClusterContext {
     this.store.addIndex(R.replicasets, "owner", (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
     // Every controller notes its work from each change; the garbage collector
     // goes last because it writes (cascading deletes) inside the event.
-    const informers = [this.scheduler, this.podWorkers, this.kubelets, this.nodeLifecycle, this.podGc, this.deployments, this.replicaSets, this.daemonSets, this.disruption, this.eventTtl, this.garbageCollector];
+    const informers = [this.scheduler, this.podWorkers, this.kubelets, this.nodeLifecycle, this.podGc, this.deployments, this.replicaSets, this.daemonSets, this.disruption, this.eventTtl, this.nodeUsage, this.garbageCollector];
     this.store.subscribe((e: StoreEvent) => {
       for (const c of informers) c.observe(e);
     });
@@ -234,6 +237,7 @@ export class SimCluster implements ClusterContext {
       this.nodeLifecycle.markUnreachable(now);
       this.churner.sync(now, this.churn);
       this.eventTtl.expire(now);
+      this.nodeUsage.refresh(now);
     } finally {
       this.ticking = false;
     }

@@ -111,6 +111,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   generateCluster(cluster, { nodes: options.nodes ?? 50, ...(options.podsPerNode !== undefined ? { podsPerNode: options.podsPerNode } : {}) });
   cluster.store.sortKeys();
+  // A cluster's metrics-server has scraped every node before anyone asks.
+  cluster.nodeUsage.scrapeAll();
   const host = options.host ?? "127.0.0.1";
   const rbac = options.rbac ?? false;
   if (rbac) {

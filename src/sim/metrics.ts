@@ -1,9 +1,10 @@
 /**
- * metrics.k8s.io, as metrics-server computes it: usage is not stored but
- * derived on read from the pods' requests and the simulated time, so it moves
- * smoothly, correlates with what is scheduled, and costs nothing between reads.
+ * metrics.k8s.io, as metrics-server computes it: usage is not stored but derived from the pods'
+ * requests and the simulated time, so it moves smoothly and correlates with what is scheduled.
+ * A node's usage is what metrics-server last scraped (NodeUsageScrapes): at most two
+ * resolutions old, and again at once when a pod on it changes.
  */
-import type { KObject } from "./store.js";
+import type { KObject, StoreEvent } from "./store.js";
 import type { SimCluster } from "./cluster.js";
 import { R } from "./storage-names.js";
 import { cpuMillicores, bytes } from "../k8s/quantity.js";
@@ -102,28 +103,106 @@ function nodeReady(node: KObject): boolean {
 export function nodeMetrics(cluster: SimCluster, node: KObject): object | undefined {
   if (!nodeReady(node)) return undefined;
   const now = cluster.clock.now();
-  const tSec = now / 1000;
-  let cpu = 0;
-  let mem = 0;
-  for (const { obj: pod } of cluster.store.byIndexEntries(R.pods, "nodeName", node.metadata.name)) {
-    if (!isRunning(pod)) continue;
-    for (const c of (pod.spec as Obj).containers as Obj[]) {
-      const u = containerUsage(pod, c, tSec);
-      cpu += u.cpuNano;
-      mem += u.memBytes;
-    }
-  }
-  // The system itself (kubelet, runtime, page cache) uses some too.
-  const capCpu = cpuMillicores((node.status as Obj).capacity.cpu);
-  const capMem = bytes((node.status as Obj).capacity.memory);
-  cpu += capCpu * 1e6 * 0.03 * utilisation(node.metadata.uid!, tSec, 1);
-  mem += capMem * 0.08 * Math.min(1.2, utilisation(node.metadata.uid! + "m", tSec / 8, 1));
+  const scraped = cluster.nodeUsage.of(node, now);
   return {
     metadata: { name: node.metadata.name, creationTimestamp: cluster.clock.iso(now), labels: node.metadata.labels ?? {} },
-    timestamp: cluster.clock.iso(now - 7_000),
+    timestamp: cluster.clock.iso(scraped.at - 7_000),
     window: "20.043s",
-    usage: { cpu: fmtCpu(Math.min(cpu, capCpu * 1e6)), memory: fmtMem(Math.min(mem, capMem)) },
+    usage: { cpu: fmtCpu(scraped.cpuNano), memory: fmtMem(scraped.memBytes) },
   };
+}
+
+/** metrics-server's --metric-resolution: how often it scrapes each kubelet. */
+export const METRIC_RESOLUTION_MS = 15_000;
+
+/** A node's usage as scraped at `at` (simulated ms). */
+interface ScrapedUsage {
+  at: number;
+  cpuNano: number;
+  memBytes: number;
+}
+
+/**
+ * Each node's usage as metrics-server last scraped it. Summing 150,000 pods' containers on every
+ * NodeMetrics read held the simulator's event loop, and every watch it was streaming, for
+ * 0.6-2 s; metrics-server answers from what it scraped. The cluster's tick scrapes the oldest
+ * nodes, as many per tick as keeps every node within a resolution; a read scrapes a node again
+ * only when its usage is two resolutions old or a pod on it changed.
+ */
+export class NodeUsageScrapes {
+  /** By node name, oldest scrape first. */
+  private readonly scraped = new Map<string, ScrapedUsage>();
+  private lastRefresh: number | undefined;
+
+  constructor(private readonly cluster: SimCluster) {}
+
+  /** A change of a pod, or of a node's capacity, makes that node's usage scraped again at the next read. */
+  observe(e: StoreEvent): void {
+    if (e.resource === R.nodes) {
+      const capacity = (e.entry.obj.status as Obj | undefined)?.capacity;
+      const before = (e.prev?.obj.status as Obj | undefined)?.capacity;
+      if (e.type === "DELETED" || capacity?.cpu !== before?.cpu || capacity?.memory !== before?.memory) this.scraped.delete(e.entry.key);
+      return;
+    }
+    if (e.resource !== R.pods) return;
+    this.scraped.delete(nodeNameOf(e.entry.obj));
+    if (e.prev) this.scraped.delete(nodeNameOf(e.prev.obj));
+  }
+
+  /** `node`'s usage: as last scraped, or scraped now. */
+  of(node: KObject, now: number): ScrapedUsage {
+    const name = node.metadata.name;
+    const known = this.scraped.get(name);
+    if (known && now - known.at < 2 * METRIC_RESOLUTION_MS) return known;
+    return this.scrape(node, now);
+  }
+
+  /** Scrapes every node whose usage is a resolution old, oldest first, as many as `now` - the last call's share of a resolution. */
+  refresh(now: number): void {
+    const last = this.lastRefresh ?? now;
+    this.lastRefresh = now;
+    let budget = Math.ceil((this.scraped.size * (now - last)) / METRIC_RESOLUTION_MS);
+    for (const [name, usage] of this.scraped) {
+      if (budget-- <= 0 || now - usage.at < METRIC_RESOLUTION_MS) return;
+      const node = this.cluster.get(R.nodes, name);
+      if (node) this.scrape(node, now);
+      else this.scraped.delete(name);
+    }
+  }
+
+  /** Every node at once, as a metrics-server that has been running has them. */
+  scrapeAll(): void {
+    const now = this.cluster.clock.now();
+    for (const { obj } of this.cluster.store.list(R.nodes)) this.scrape(obj, now);
+  }
+
+  private scrape(node: KObject, now: number): ScrapedUsage {
+    const tSec = now / 1000;
+    let cpu = 0;
+    let mem = 0;
+    for (const { obj: pod } of this.cluster.store.byIndexEntries(R.pods, "nodeName", node.metadata.name)) {
+      if (!isRunning(pod)) continue;
+      for (const c of (pod.spec as Obj).containers as Obj[]) {
+        const u = containerUsage(pod, c, tSec);
+        cpu += u.cpuNano;
+        mem += u.memBytes;
+      }
+    }
+    // The system itself (kubelet, runtime, page cache) uses some too.
+    const capCpu = cpuMillicores((node.status as Obj).capacity.cpu);
+    const capMem = bytes((node.status as Obj).capacity.memory);
+    cpu += capCpu * 1e6 * 0.03 * utilisation(node.metadata.uid!, tSec, 1);
+    mem += capMem * 0.08 * Math.min(1.2, utilisation(node.metadata.uid! + "m", tSec / 8, 1));
+    const usage = { at: now, cpuNano: Math.min(cpu, capCpu * 1e6), memBytes: Math.min(mem, capMem) };
+    // Delete first: the map stays in scrape order.
+    this.scraped.delete(node.metadata.name);
+    this.scraped.set(node.metadata.name, usage);
+    return usage;
+  }
+}
+
+function nodeNameOf(pod: KObject): string {
+  return ((pod.spec as Obj | undefined)?.nodeName as string | undefined) ?? "";
 }
 
 /** PodMetrics of one running pod. */

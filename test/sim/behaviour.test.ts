@@ -2,6 +2,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { startSimulator, R, type Simulator } from "../../src/sim/index.js";
+import { METRIC_RESOLUTION_MS } from "../../src/sim/metrics.js";
 import type { StoreEvent } from "../../src/sim/store.js";
 import { kubeConfigFor } from "./support.js";
 
@@ -92,6 +93,36 @@ describe("simulated cluster behaviour", () => {
     const byReq = sim.cluster.nodeNames().filter((n) => b.items.some((m: any) => m.metadata.name === n)).sort((x, y) => sim.cluster.allocated(x).cpu - sim.cluster.allocated(y).cpu);
     const usage = (n: string) => cpu(b.items.find((m: any) => m.metadata.name === n));
     assert.ok(usage(byReq[byReq.length - 1]!) > usage(byReq[0]!));
+  });
+
+  test("node metrics are what metrics-server scraped: the same within a resolution, scraped again at once when a pod on the node changes", async () => {
+    const read = async (name: string) => {
+      const list = await (await fetch(`${sim.url}/apis/metrics.k8s.io/v1beta1/nodes`)).json();
+      return list.items.find((m: any) => m.metadata.name === name);
+    };
+    const cpu = (m: any) => Number(m.usage.cpu.slice(0, -1));
+    const node = sim.cluster.nodeNames().find((n) => n.startsWith("general"))!;
+    const first = await read(node);
+    sim.cluster.advance(10_000);
+    const within = await read(node);
+    assert.deepEqual([within.timestamp, within.usage], [first.timestamp, first.usage], "ten seconds on, the same scrape");
+    sim.cluster.create(R.pods, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "metrics-probe", namespace: "default" },
+      spec: { nodeName: node, containers: [{ name: "app", image: "registry.example/app:1", resources: { requests: { cpu: "2", memory: "1Gi" } } }] },
+      status: { phase: "Running" },
+    } as any);
+    try {
+      const withPod = await read(node);
+      assert.equal(withPod.timestamp, sim.cluster.clock.iso(sim.cluster.clock.now() - 7_000), "scraped again now");
+      assert.ok(cpu(withPod) > cpu(first), `${withPod.usage.cpu} > ${first.usage.cpu}`);
+      sim.cluster.advance(2 * METRIC_RESOLUTION_MS);
+      const later = await read(node);
+      assert.ok(Date.parse(later.timestamp) - Date.parse(withPod.timestamp) >= METRIC_RESOLUTION_MS, `${later.timestamp} a resolution after ${withPod.timestamp}`);
+    } finally {
+      sim.cluster.store.remove(R.pods, "default/metrics-probe");
+    }
   });
 
   test("HTTPS with a self-signed certificate works through the kubeconfig's CA", async () => {
