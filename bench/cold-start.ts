@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { PACKAGE_ROOT } from "../src/package-info.js";
+import { BIN, BIN_NODE_FLAGS } from "../src/package-info.js";
 import { freshPostgres } from "./support.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "5" } } });
@@ -17,7 +17,7 @@ const runs = Number(values.runs);
 /** Milliseconds from spawn to the first 200 from /readyz. */
 async function timeToReady(args: string[], env: Record<string, string> = {}): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, [join(PACKAGE_ROOT, "bin/node-inventory.js"), "serve", "--port", "0", ...args], {
+  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, BIN, "serve", "--port", "0", ...args], {
     env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

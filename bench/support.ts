@@ -3,15 +3,14 @@ import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { get as httpGet } from "node:http";
 import { loadavg } from "node:os";
-import { join } from "node:path";
 import pg from "pg";
-import { PACKAGE_ROOT } from "../src/package-info.js";
+import { BIN, BIN_NODE_FLAGS } from "../src/package-info.js";
 
-export const BIN = join(PACKAGE_ROOT, "bin", "node-inventory.js");
+export { BIN };
 
-/** Spawns `node-inventory args…` and resolves once `ready` matches a stdout line. */
+/** Spawns `node-inventory args…`, as its shebang starts node plus `nodeArgs`, and resolves once `ready` matches a stdout line. */
 export function spawnUntil(args: string[], ready: RegExp, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
+  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, ...nodeArgs, BIN, ...args], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

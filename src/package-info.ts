@@ -14,3 +14,16 @@ export const PACKAGE_ROOT = (() => {
 })();
 
 export const VERSION: string = JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")).version;
+
+/** The program users run; its first line starts node with {@link BIN_NODE_FLAGS}. */
+export const BIN = join(PACKAGE_ROOT, "bin", "node-inventory.js");
+
+/**
+ * The node flags of the program's `#!/usr/bin/env -S node …` line: what a launcher that starts
+ * the program with a node binary of its own (benches, tests) passes to run it as shipped.
+ */
+export const BIN_NODE_FLAGS: readonly string[] = (() => {
+  const shebang = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)\n/.exec(readFileSync(BIN, "utf8"));
+  if (!shebang) throw new Error(`${BIN} does not start with #!/usr/bin/env -S node …`);
+  return shebang[1]!.split(" ").filter(Boolean);
+})();

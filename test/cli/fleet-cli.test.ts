@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import type { App } from "../../src/app/create-app.js";
 import { graphql, startTestApp } from "../support/app.js";
+import { BIN_NODE_FLAGS } from "../../src/package-info.js";
 import { BIN, finished, runCli, spawnCli } from "../support/cli.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
@@ -11,7 +12,7 @@ const kindOf = (pod: any) => pod.metadata.ownerReferences?.find((r: any) => r.co
 
 /** Runs the CLI on a pseudo-terminal (util-linux `script`), so stdout is a TTY; `script -e` exits with the command's code. */
 function onTerminal(args: string[], env: Record<string, string>, timeoutMs = 60_000) {
-  const command = [process.execPath, BIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  const command = [process.execPath, ...BIN_NODE_FLAGS, BIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
   const child = spawn("script", ["-qefc", command, "/dev/null"], { env: { PATH: process.env.PATH ?? "", TERM: "dumb", ...env }, stdio: "pipe" });
   return finished(child, timeoutMs);
 }

@@ -11,10 +11,23 @@ import { startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-c
 
 const run = promisify(execFile);
 
-/** The environment the Dockerfile's runtime stage sets (its last stage's ENV lines). */
-function imageEnvironment(): Record<string, string> {
+/** The Dockerfile's runtime stage (its last), continuation lines joined. */
+function runtimeStage(): string {
   const dockerfile = readFileSync(join(PACKAGE_ROOT, "Dockerfile"), "utf8").replace(/\\\n/g, " ");
-  const runtime = dockerfile.slice(dockerfile.lastIndexOf("\nFROM "));
+  return dockerfile.slice(dockerfile.lastIndexOf("\nFROM "));
+}
+
+/** The runtime stage's exec-form instruction `name` (ENTRYPOINT, CMD, WORKDIR as a one-word list). */
+function instruction(name: string): string[] {
+  const line = runtimeStage().split("\n").find((l) => l.startsWith(`${name} `));
+  assert.ok(line, `the Dockerfile's runtime stage has ${name}`);
+  const value = line.slice(name.length + 1).trim();
+  return value.startsWith("[") ? JSON.parse(value) : [value];
+}
+
+/** The environment the Dockerfile's runtime stage sets (its ENV lines). */
+function imageEnvironment(): Record<string, string> {
+  const runtime = runtimeStage();
   const env: Record<string, string> = {};
   for (const line of runtime.split("\n").filter((l) => l.startsWith("ENV "))) {
     for (const pair of line.slice(4).trim().split(/\s+/)) {
@@ -62,11 +75,14 @@ describe("the container image's contents, run as in the image", () => {
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  /** `node bin/node-inventory.js serve` in the assembled image, as nobody, with the image's environment. */
+  /** The image's ENTRYPOINT and CMD (`serve`) in the assembled image (its WORKDIR here), as nobody, with the image's environment. */
   function serve(extra: Record<string, string>) {
+    const [workdir] = instruction("WORKDIR");
+    const command = [...instruction("ENTRYPOINT"), ...instruction("CMD")].map((arg) => (arg.startsWith(`${workdir}/`) ? join(app, arg.slice(workdir!.length + 1)) : arg));
+    assert.deepEqual(command.slice(1), ["serve"]);
     return spawn(
       "setpriv",
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, "bin/node-inventory.js", "serve"],
+      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...command],
       // The image's environment; only the port (0: any free one) and the data volume's path differ.
       { cwd: app, env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", ...env, PORT: "0", DATA_DIR: join(root, "data"), ...extra }, stdio: "pipe" },
     );

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
-import { PACKAGE_ROOT } from "../../src/package-info.js";
+import { BIN, BIN_NODE_FLAGS, PACKAGE_ROOT } from "../../src/package-info.js";
 
-export const BIN = join(PACKAGE_ROOT, "bin", "node-inventory.js");
+export { BIN };
 
 export interface Finished {
   code: number | null;
@@ -17,7 +16,7 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
 }
 
 export function spawnCli(args: string[], env: Record<string, string> = {}, cwd = PACKAGE_ROOT): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? "", ...env }, stdio: "pipe" });
+  return spawn(process.execPath, [...BIN_NODE_FLAGS, BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? "", ...env }, stdio: "pipe" });
 }
 
 export function finished(child: ChildProcess, timeoutMs = 20_000): Promise<Finished> {
