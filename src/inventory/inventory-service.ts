@@ -6,7 +6,7 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { Cluster, QueryNodesArgs } from "../graphql/generated/resolvers-types.js";
 import { compileNodeFilter, readyStatus } from "./node-filter.js";
 import { nodeFilterFacts } from "./heartbeats.js";
-import { paginateNodes, sortNodes } from "./node-order.js";
+import { paginateNodes, resolveNodeOrder, sortNodes, type NodeOrderMetrics } from "./node-order.js";
 import type { Page } from "./pagination.js";
 import { sumPodResources, type PodResourceTotals } from "./resources.js";
 
@@ -15,13 +15,20 @@ import { sumPodResources, type PodResourceTotals } from "./resources.js";
  * Nothing here calls the Kubernetes API.
  */
 export class InventoryService {
-  /** Pod sums per node, valid while the node's pod generation is unchanged. */
-  private readonly sums = new Map<string, { generation: number; totals: PodResourceTotals }>();
+  /** Pod sums by cluster and node, each valid while the node's pod generation is unchanged. */
+  private readonly sums = new Map<string, Map<string, { generation: number; totals: PodResourceTotals }>>();
+  /**
+   * Every cluster's nodes in the default order (by name, then cluster), as [cluster, node name]
+   * in each direction, kept while no node is added or removed: the fleet's answer across twenty
+   * clusters sorted 10,000 keys per query.
+   */
+  private nameOrders = new Map<string, [ClusterCache, string][]>();
 
   constructor(private readonly clusters: ClusterRegistry) {
     for (const cache of clusters.all()) {
       cache.on("node", (change) => {
-        if (!change.after) this.sums.delete(`${change.cluster}/${change.name}`);
+        if (!change.after) this.sums.get(change.cluster)?.delete(change.name);
+        if (!change.after || !change.before) this.nameOrders.clear();
       });
     }
   }
@@ -50,10 +57,32 @@ export class InventoryService {
   nodes(query: QueryNodesArgs): Page<CachedNode> {
     const caches = query.cluster != null ? [this.cluster(query.cluster)] : this.clusters.all();
     const matches = compileNodeFilter(query.filter ?? undefined, nodeFilterFacts(this.clusters));
-    const selected: CachedNode[] = [];
-    for (const cache of caches) for (const node of cache.allNodes()) if (matches(node)) selected.push(node);
     const metrics = { usage: (node: CachedNode) => this.usage(node), podCount: (node: CachedNode) => this.podTotals(node).podCount };
+    const order = resolveNodeOrder(query.orderBy);
+    const selected: CachedNode[] = [];
+    if (caches.length > 1 && order.field === "NAME") {
+      // A subset of an ordered list, taken in its order, is ordered.
+      for (const [cache, name] of this.nameOrder(caches, query.orderBy, metrics)) {
+        const node = cache.node(name);
+        if (node && matches(node)) selected.push(node);
+      }
+      return paginateNodes(selected, query.orderBy, metrics, query.first, query.after);
+    }
+    for (const cache of caches) for (const node of cache.allNodes()) if (matches(node)) selected.push(node);
     return paginateNodes(sortNodes(selected, query.orderBy, metrics), query.orderBy, metrics, query.first, query.after);
+  }
+
+  private nameOrder(caches: readonly ClusterCache[], orderBy: QueryNodesArgs["orderBy"], metrics: NodeOrderMetrics): [ClusterCache, string][] {
+    const direction = resolveNodeOrder(orderBy).direction;
+    let order = this.nameOrders.get(direction);
+    if (!order) {
+      const byCluster = new Map(caches.map((cache) => [cache.name, cache]));
+      order = sortNodes((function* () {
+        for (const cache of caches) yield* cache.allNodes();
+      })(), orderBy, metrics).map((node) => [byCluster.get(node.cluster)!, node.name]);
+      this.nameOrders.set(direction, order);
+    }
+    return order;
   }
 
   /** One node; `cluster` may be omitted when exactly one cluster is configured. */
@@ -75,12 +104,13 @@ export class InventoryService {
   podTotals(node: CachedNode): PodResourceTotals {
     const cache = this.clusters.get(node.cluster);
     if (!cache) return sumPodResources([]);
-    const key = `${node.cluster}/${node.name}`;
     const generation = cache.podGenerationOf(node.name);
-    const memo = this.sums.get(key);
+    let sums = this.sums.get(node.cluster);
+    if (!sums) this.sums.set(node.cluster, (sums = new Map()));
+    const memo = sums.get(node.name);
     if (memo && memo.generation === generation) return memo.totals;
     const totals = sumPodResources(cache.podsOn(node.name));
-    this.sums.set(key, { generation, totals });
+    sums.set(node.name, { generation, totals });
     return totals;
   }
 
