@@ -43,12 +43,17 @@ function str(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-/** String-valued entries only; a malformed map entry is dropped rather than served as "[object Object]". */
-function stringMap(value: unknown): Readonly<Record<string, string>> {
+/**
+ * String-valued entries only; a malformed map entry is dropped rather than served as "[object Object]".
+ * Keys and values go through `key` and `value` (an interner's, to share them).
+ */
+function stringMap(source: unknown, key: (text: string) => string = same, value: (text: string) => string = same): Readonly<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(obj(value))) if (typeof v === "string") out[k] = v;
+  for (const [k, v] of Object.entries(obj(source))) if (typeof v === "string") out[key(k)] = value(v);
   return Object.freeze(out);
 }
+
+const same = (text: string) => text;
 
 /**
  * Quantities kept verbatim, but only those that parse: the apiserver validates them, so a bad one
@@ -72,8 +77,14 @@ function optional<K extends string>(key: K, value: string | undefined): { [P in 
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
 }
 
-/** Strips a v1 Node to a {@link CachedNode}. Missing fields become empty values, never undefined. */
-export function stripNode(cluster: string, raw: unknown): CachedNode {
+/**
+ * Strips a v1 Node to a {@link CachedNode}. Missing fields become empty values, never undefined.
+ * The texts that nodes repeat (label keys and values, annotation keys, condition types,
+ * reasons and messages, versions, quantities) are shared: JSON.parse gives every node its own
+ * copies, which made a cached node larger than its JSON.
+ */
+export function stripNode(cluster: string, raw: unknown, interner: Interner = sharedInterner): CachedNode {
+  const intern = <S extends string | undefined>(text: S): S => interner.string(text);
   const node = obj(raw);
   const metadata = obj(node.metadata);
   const spec = obj(node.spec);
@@ -83,24 +94,24 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
   const taints: Taint[] = [];
   for (const t of arr(spec.taints)) {
     const taint = obj(t);
-    const key = str(taint.key);
-    const effect = str(taint.effect);
+    const key = intern(str(taint.key));
+    const effect = intern(str(taint.effect));
     if (key === undefined || effect === undefined) continue;
-    taints.push(Object.freeze({ key, ...optional("value", str(taint.value)), effect }));
+    taints.push(Object.freeze({ key, ...optional("value", intern(str(taint.value))), effect }));
   }
 
   const conditions: NodeCondition[] = [];
   for (const c of arr(status.conditions)) {
     const condition = obj(c);
-    const type = str(condition.type);
-    const conditionStatus = str(condition.status);
+    const type = intern(str(condition.type));
+    const conditionStatus = intern(str(condition.status));
     if (type === undefined || conditionStatus === undefined) continue;
     conditions.push(
       Object.freeze({
         type,
         status: conditionStatus,
-        ...optional("reason", str(condition.reason)),
-        ...optional("message", str(condition.message)),
+        ...optional("reason", intern(str(condition.reason))),
+        ...optional("message", intern(str(condition.message))),
         ...optional("lastHeartbeatTime", str(condition.lastHeartbeatTime)),
         ...optional("lastTransitionTime", str(condition.lastTransitionTime)),
       }),
@@ -110,18 +121,18 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
   const addresses: { type: string; address: string }[] = [];
   for (const a of arr(status.addresses)) {
     const address = obj(a);
-    const type = str(address.type);
+    const type = intern(str(address.type));
     const value = str(address.address);
     if (type !== undefined && value !== undefined) addresses.push(Object.freeze({ type, address: value }));
   }
 
   const nodeInfo: NodeInfo = Object.freeze({
-    kubeletVersion: str(info.kubeletVersion) ?? "",
-    containerRuntimeVersion: str(info.containerRuntimeVersion) ?? "",
-    osImage: str(info.osImage) ?? "",
-    kernelVersion: str(info.kernelVersion) ?? "",
-    operatingSystem: str(info.operatingSystem) ?? "",
-    architecture: str(info.architecture) ?? "",
+    kubeletVersion: intern(str(info.kubeletVersion)) ?? "",
+    containerRuntimeVersion: intern(str(info.containerRuntimeVersion)) ?? "",
+    osImage: intern(str(info.osImage)) ?? "",
+    kernelVersion: intern(str(info.kernelVersion)) ?? "",
+    operatingSystem: intern(str(info.operatingSystem)) ?? "",
+    architecture: intern(str(info.architecture)) ?? "",
     ...optional("bootID", str(info.bootID)),
   });
 
@@ -131,16 +142,17 @@ export function stripNode(cluster: string, raw: unknown): CachedNode {
     uid: str(metadata.uid) ?? "",
     resourceVersion: str(metadata.resourceVersion) ?? "",
     creationTimestamp: str(metadata.creationTimestamp) ?? "",
-    labels: stringMap(metadata.labels),
-    annotations: stringMap(metadata.annotations),
+    labels: stringMap(metadata.labels, intern, intern),
+    // Keys only: annotations' values are often the node's own (addresses, controllers' JSON).
+    annotations: stringMap(metadata.annotations, intern),
     taints: Object.freeze(taints),
     unschedulable: spec.unschedulable === true,
     conditions: Object.freeze(conditions),
     addresses: Object.freeze(addresses),
     nodeInfo,
-    capacity: quantityMap(status.capacity),
-    allocatable: quantityMap(status.allocatable),
-    details: stripNodeDetails(spec, status, sharedInterner),
+    capacity: interner.map(quantityMap(status.capacity)),
+    allocatable: interner.map(quantityMap(status.allocatable)),
+    details: stripNodeDetails(spec, status, interner),
   });
 }
 

@@ -371,6 +371,17 @@ describe("stripNode keeps what the model has", () => {
     }
   });
 
+  test("nodes of equal capacity share one capacity and one allocatable map; a node that differs has its own", () => {
+    const twin = stripNode("other", { ...raw, metadata: { ...raw.metadata, name: "ip-10-0-1-24" } });
+    const node = stripNode("prod", raw);
+    assert.equal(twin.capacity, node.capacity);
+    assert.equal(twin.allocatable, node.allocatable);
+    const bigger = stripNode("prod", { ...raw, status: { ...raw.status, allocatable: { ...raw.status.allocatable, pods: "250" } } });
+    assert.notEqual(bigger.allocatable, node.allocatable);
+    assert.deepEqual({ ...bigger.allocatable }, { cpu: "3800m", memory: "15223608Ki", pods: "250" });
+    assert.equal(bigger.capacity, node.capacity);
+  });
+
   test("a node without spec or status is schedulable and has empty collections", () => {
     const node = stripNode("c1", { metadata: { name: "bare" } });
     assert.equal(node.unschedulable, false);
