@@ -6,7 +6,7 @@ import { graphql, startTestApp } from "../support/app.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
 /**
- * The live inventory's queries run on graphql-jit from their second sighting on
+ * The live inventory's queries and the capacity report run on graphql-jit from their second sighting on
  * (src/graphql/executor.ts); the first answer of a document is graphql-js's. Each case is
  * sent three times: the three answers (status, content type, body bytes) must be identical,
  * and the probe must show whether the compiled path ran.
@@ -23,6 +23,13 @@ const NODE_FIELDS = `
   requests { cpuMillicores memoryBytes } limits { cpuMillicores memoryBytes }
   podCount usage { cpuMillicores memoryBytes cpuPercent memoryPercent timestamp }
   pods { namespace name phase ownerKind daemonSet mirror requests { cpuMillicores memoryBytes } }`;
+
+const CAPACITY_FIELDS = `
+  key { dimension value } nodeCount readyNodeCount schedulableNodeCount
+  cpu { unit capacity allocatable requests limits usage headroom requestRatio overcommitRatio usageRatio }
+  memory { unit capacity allocatable requests limits usage headroom requestRatio overcommitRatio usageRatio }
+  pods { allocatable requests headroom } ephemeralStorage { allocatable requests }
+  extended { name figures { unit capacity allocatable requests limits } }`;
 
 interface Case {
   name: string;
@@ -54,6 +61,23 @@ const CASES: Case[] = [
   { name: "one node by name", query: `query($n: String!) { node(name: $n) { name status conditions { type status lastTransitionTime } pods(namespace: "kube-system") { name } } }`, variables: { n: "" }, compiled: true },
   { name: "history fields below the live nodes (batched loaders, async)", query: `{ nodes(first: 5) { edges { node { name conditionTransitions(type: "Ready", first: 5) { type to at } maintenanceEvents(first: 3) { kind at } activeDrain { id } } } } }`, compiled: true },
   { name: "an operation chosen by name", query: `query A { clusters { name } } query B { nodes(first: 2) { edges { node { name } } } }`, operationName: "B", compiled: true },
+  {
+    name: "a capacity report by node, with a pod shape asking for hugepages",
+    query: `{ capacityReport(groupBy: [{ by: LABEL, labelKey: "kubernetes.io/hostname" }], podShape: { cpu: "500m", memory: "1Gi", tolerations: [{ operator: "Exists" }], extended: [{ name: "hugepages-2Mi", quantity: "4Mi" }] }) {
+      groupBy incompleteClusters podShape { cpuMillicores memoryBytes extended { name value quantity } }
+      groups { ${CAPACITY_FIELDS} fit { pods nodesWithRoom nodesExcluded } trends { samples } }
+      total { nodeCount fit { pods } } } }`,
+    compiled: true,
+  },
+  {
+    name: "a capacity report by cluster, pool and zone with trends of a past day (read from the database)",
+    query: `{ capacityReport(groupBy: [{ by: CLUSTER }, { by: NODE_POOL }, { by: ZONE }], trendsSince: "2020-01-01T00:00:00Z", trendsUntil: "2020-01-02T00:00:00Z") {
+      groups { ${CAPACITY_FIELDS} trends { from to samples cpu { peakUsage p95Usage peakRequests p95Requests } memory { peakUsage p95Usage } } }
+      total { nodeCount trends { samples } } } }`,
+    compiled: true,
+  },
+  { name: "a capacity report of an unknown cluster (NOT_FOUND)", query: `{ capacityReport(cluster: "nope") { total { nodeCount } } }`, compiled: true },
+  { name: "a capacity report grouped by a label without its key (BAD_USER_INPUT)", query: `{ capacityReport(groupBy: [{ by: LABEL }]) { total { nodeCount } } }`, compiled: true },
   // Errors: the same messages, codes, paths and locations, and the same nulls.
   { name: "an unknown node (NOT_FOUND, nullable field)", query: `{ node(name: "no-such-node") { name } clusters { name } }`, compiled: true },
   { name: "an unknown cluster (NOT_FOUND on a non-null root)", query: `{ nodes(cluster: "nope") { totalCount } }`, compiled: true },
@@ -63,7 +87,7 @@ const CASES: Case[] = [
   { name: "an error deep inside one node among good ones", query: `{ a: node(name: "no-such-node") { name } b: nodes(first: 2) { edges { node { name } } } }`, compiled: true },
   { name: "a missing required variable (graphql-js coerces)", query: `query($n: String!) { node(name: $n) { name } }`, variables: {}, compiled: false },
   { name: "a variable of the wrong type", query: `query($first: Int) { nodes(first: $first) { totalCount } }`, variables: { first: "ten" }, compiled: false },
-  // Not live-inventory queries: graphql-js every time.
+  // Not large-answer queries: graphql-js every time.
   { name: "a query mixing live and other root fields", query: `{ nodes(first: 1) { totalCount } service { version } }`, compiled: false },
   { name: "introspection", query: `{ __schema { queryType { name } } __type(name: "Node") { fields { name } } }`, compiled: false },
   { name: "a mutation refused for a missing node", query: `mutation { cordonNode(name: "no-such-node", reason: "parity") { name } }`, compiled: false },
