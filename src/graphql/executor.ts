@@ -11,7 +11,7 @@ import {
 } from "graphql";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { AnswerFragments, type AnswerFragmentsOptions, type FragmentPlan } from "./answer-fragments.js";
-import { markLiveAnswer, markPrerendered } from "./prerendered-json.js";
+import { markLargeAnswer, markPrerendered } from "./prerendered-json.js";
 
 /**
  * The root fields whose answers can be large: the live watch cache's (all 5,000 nodes of a
@@ -61,8 +61,8 @@ interface Compiled {
 }
 
 /**
- * Runs queries over the live cache as graphql-jit compiled functions, cached per document,
- * and everything else with graphql-js. The answers are graphql-js's, byte for byte
+ * Runs the queries whose answers can be large (live cache, capacity report) as graphql-jit
+ * compiled functions, cached per document, and everything else with graphql-js. The answers are graphql-js's, byte for byte
  * (test/graphql/executor-parity.test.ts): variables are coerced by graphql-js first, so a bad
  * variable gets graphql-js's own error, and jit never sees a document graphql-js would reject.
  */
@@ -93,18 +93,18 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
     if (coerced.errors) return plain();
     const entryKey = `${request.documentKey}\n${operationName ?? ""}`;
     const entry = entryFor(entryKey);
-    // A live inventory answer can be all 5,000 nodes: written as bytes at once (prerendered-json.ts).
-    const live = async (result: Promise<ExecutionResult> | ExecutionResult) => {
+    // An answer here can be all 5,000 nodes, or a report group per node: written as bytes at once (prerendered-json.ts).
+    const asBytes = async (result: Promise<ExecutionResult> | ExecutionResult) => {
       const answer = await result;
       const request = requestOf(contextValue);
-      if (answer.data && typeof request === "object" && request !== null) markLiveAnswer(answer.data, request);
+      if (answer.data && typeof request === "object" && request !== null) markLargeAnswer(answer.data, request);
       return answer;
     };
     if (!entry.query) {
-      if (++entry.seen <= compileAfter) return live(plain());
+      if (++entry.seen <= compileAfter) return asBytes(plain());
       const compiled = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
       // Compiling fails only on what validation already refused; graphql-js then says why.
-      if (!isCompiledQuery(compiled)) return live(plain());
+      if (!isCompiledQuery(compiled)) return asBytes(plain());
       entry.query = compiled;
       entry.answerPlan = planAnswer(answerFragments, document, operation);
       compiledCount++;
@@ -117,7 +117,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
         return answer as ExecutionResult;
       }
     }
-    return live(entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult);
+    return asBytes(entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult);
   };
   return Object.assign(run, { compiled: () => compiledCount, answeredFromFragments: () => answeredFromFragments });
 }
@@ -134,7 +134,7 @@ function planAnswer(fragments: AnswerFragments | undefined, document: DocumentNo
   }
 }
 
-/** Only live-cache root fields, no fragments at the root (they would hide what is asked). */
+/** Only the compiled root fields, no fragments at the root (they would hide what is asked). */
 function compilable(set: SelectionSetNode): boolean {
   return set.selections.every((s) => s.kind === Kind.FIELD && COMPILED_ROOT_FIELDS.has(s.name.value));
 }

@@ -26,8 +26,8 @@ export const PRERENDERED_FIELD = "nodeInventoryPrerendered";
 
 /**
  * Results' data to write as bytes (set by the executor, read by the serialiser), each with its
- * request's context: those holding PrerenderedJson values, and live inventory answers without
- * them (they can be as large).
+ * request's context: those holding PrerenderedJson values, and the other answers of the
+ * executor's compiled root fields, the live inventory's and the capacity report's (they can be as large).
  */
 const answersToWrite = new WeakMap<object, { request: object; prerendered: boolean }>();
 
@@ -36,8 +36,8 @@ export function markPrerendered(data: object, request: object): void {
   answersToWrite.set(data, { request, prerendered: true });
 }
 
-/** Marks `data` as a live inventory answer to write as bytes (see {@link PrerenderedAnswers}), for the request whose context value is `request`. */
-export function markLiveAnswer(data: object, request: object): void {
+/** Marks `data` as a large answer (live inventory, capacity report) to write as bytes (see {@link PrerenderedAnswers}), for the request whose context value is `request`. */
+export function markLargeAnswer(data: object, request: object): void {
   answersToWrite.set(data, { request, prerendered: false });
 }
 
@@ -121,8 +121,8 @@ function writeValue(value: unknown, writer: PieceWriter): void {
  * Apollo Server's `stringifyResult` must return a string, and an answer of all 5,000 nodes is
  * 9.4 MB of it: made, measured for Content-Length and converted to UTF-8 again for the socket.
  * For a result holding prerendered pieces this writes the bytes once and hands Apollo a token
- * instead, which the HTTP handler exchanges for them (`take`). A live inventory answer without
- * them (a document's first sighting runs on graphql-js) is written the same way from its JSON
+ * instead, which the HTTP handler exchanges for them (`take`). A live inventory or capacity
+ * report answer without them (a document's first sighting runs on graphql-js) is written the same way from its JSON
  * text: the text with "\n" appended was a second string, flattened into a third copy (two bytes
  * a character once a node's text is not Latin-1) for the socket to encode into a fourth.
  * Every other result is Apollo's default, `JSON.stringify(result) + "\n"`.

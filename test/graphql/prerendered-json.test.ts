@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { markLiveAnswer, markPrerendered, PRERENDERED_FIELD, PrerenderedAnswers, PrerenderedJson, serialiseResult } from "../../src/graphql/prerendered-json.js";
+import { markLargeAnswer, markPrerendered, PRERENDERED_FIELD, PrerenderedAnswers, PrerenderedJson, serialiseResult } from "../../src/graphql/prerendered-json.js";
 
 const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 1, a: [null] });
 
@@ -61,7 +61,7 @@ describe("prerendered answers between Apollo and the socket", () => {
     const request = {};
     // Latin-1, beyond it, an astral character and a lone surrogate: each encoded as the socket would have.
     const data = { nodes: [{ name: "n1", labels: [{ key: "team", value: "çà ☃ 😀 \ud800" }] }] };
-    markLiveAnswer(data, request);
+    markLargeAnswer(data, request);
     const token = answers.stringifyResult({ data, errors: [{ message: "partial", path: ["nodes"] }] } as never);
     assert.notEqual(token[0], "{");
     const expected = Buffer.from(JSON.stringify({ data, errors: [{ message: "partial", path: ["nodes"] }] }) + "\n", "utf8");
