@@ -44,3 +44,8 @@ export function loaderFor<T>(context: RequestContext, name: string, make: () => 
   if (loader === undefined) context.loaders.set(name, (loader = make()));
   return loader;
 }
+
+/** The same caller's context with loaders of its own: one subscription event is one request. */
+export function withFreshLoaders(context: RequestContext): RequestContext {
+  return { ...context, loaders: new Map() };
+}
