@@ -44,6 +44,16 @@ const FROM_APOLLO: Record<ApolloServerErrorCode, ErrorCode> = {
 };
 
 /**
+ * The longest error message a caller is sent: messages quote what was wrong, and a huge input
+ * (a selector, a key, a name) must not come back whole.
+ */
+export const MAX_ERROR_MESSAGE_LENGTH = 1_000;
+
+function bounded(message: string): string {
+  return message.length <= MAX_ERROR_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}… (message cut: ${message.length} characters)`;
+}
+
+/**
  * The one error formatter for HTTP and WebSocket. Never throws. Errors we raised on purpose
  * and GraphQL's own request errors pass with a contract code; anything else is an internal
  * error whose message is replaced, so no stack, SQL or credential leaks. `report` receives
@@ -75,5 +85,5 @@ export function formatError(
     };
   }
   const { stacktrace: _stack, http: _http, ...extensions } = formatted.extensions ?? {};
-  return { ...formatted, extensions: { ...extensions, code } };
+  return { ...formatted, message: bounded(formatted.message), extensions: { ...extensions, code } };
 }
