@@ -43,6 +43,12 @@ const FROM_APOLLO: Record<ApolloServerErrorCode, ErrorCode> = {
   [ApolloServerErrorCode.BAD_REQUEST]: ErrorCode.BAD_USER_INPUT,
 };
 
+function apolloRequestError(original: unknown): boolean {
+  if (!(original instanceof GraphQLError) || original.originalError !== undefined || original.extensions["code"] !== undefined) return false;
+  const status = (original.extensions["http"] as { status?: unknown } | undefined)?.status;
+  return typeof status === "number" && status >= 400 && status < 500;
+}
+
 /**
  * The longest error message a caller is sent: messages quote what was wrong, and a huge input
  * (a selector, a key, a name) must not come back whole.
@@ -64,7 +70,9 @@ export function formatError(
   original: unknown,
   report: (error: unknown) => void = () => {},
 ): GraphQLFormattedError {
-  const given = formatted.extensions?.code;
+  // Apollo sets INTERNAL_SERVER_ERROR on a request error it raised without a code but with a
+  // 4xx status of its own (an APQ hash that does not match the query): the caller's error.
+  const given = apolloRequestError(original) ? ErrorCode.BAD_USER_INPUT : formatted.extensions?.code;
   const cause = original instanceof GraphQLError ? (original.originalError ?? original) : original;
   const code =
     isContractCode(given)
