@@ -140,7 +140,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
   const authRequired = Boolean(config.auth.tokensFile || config.auth.oidc);
-  const metrics = new ServiceMetrics();
+  const metrics = new ServiceMetrics(config.metricsOperations);
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;

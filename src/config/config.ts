@@ -115,6 +115,8 @@ export interface Config {
   limits: LimitsConfig;
   maintenance: MaintenanceConfig;
   trends: TrendsConfig;
+  /** Operation names /metrics counts under their own name beside the shipped UI's and CLI's (absent: those alone). */
+  metricsOperations?: string[];
 }
 
 /** How drains run when their caller does not say. */
@@ -205,6 +207,12 @@ export const SETTINGS = {
     default: "kubernetes.io/arch,node.kubernetes.io/capacity-type,karpenter.sh/capacity-type",
     help: "comma-separated node label keys trends are also summed by (low-cardinality keys: a report grouped by one reads sums, not every node); empty: none",
   },
+  metricsOperations: {
+    flag: "metrics-operations",
+    env: "METRICS_OPERATIONS",
+    default: "",
+    help: "comma-separated operation names /metrics counts by name besides those of the shipped web UI and CLI; any other name counts as `other`",
+  },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
 
 /** Settings a flag may give several times. */
@@ -286,6 +294,7 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     logLevel,
     ...(logFormat ? { logFormat } : {}),
     ...(booleanSetting("introspection", flags, env) ? {} : { introspection: false }),
+    ...metricsOperations(flags, env),
     database: databaseConfig(flags, env),
     clusters: clustersConfig(flags, env),
     history: historyConfig(flags, env),
@@ -327,6 +336,14 @@ function trendsLabelKeys(flags: Record<string, unknown>, env: NodeJS.ProcessEnv)
 }
 
 /** `a, b,,c` → ["a", "b", "c"]. */
+function metricsOperations(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): { metricsOperations?: string[] } {
+  const names = [...new Set(commaList(pick("metricsOperations", flags, env) ?? ""))];
+  for (const name of names) {
+    if (!/^[_A-Za-z][_0-9A-Za-z]{0,99}$/.test(name)) throw new ConfigError(`${describeSource("metricsOperations", flags)}: "${name}" is not a GraphQL operation name`);
+  }
+  return names.length ? { metricsOperations: names } : {};
+}
+
 function commaList(text: string): string[] {
   return text.split(",").map((item) => item.trim()).filter(Boolean);
 }
