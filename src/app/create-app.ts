@@ -140,11 +140,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
   const authRequired = Boolean(config.auth.tokensFile || config.auth.oidc);
-  const metrics = new ServiceMetrics();
+  const metrics = new ServiceMetrics(config.metricsOperations);
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
-  const policy = createOperationPolicy(config.limits, rate, () => limiter);
+  // Filters are charged for the nodes they are matched against: those in the caches.
+  const cachedNodes = () => clusters?.all().reduce((sum, cache) => sum + cache.nodeCount, 0) ?? 0;
+  const policy = createOperationPolicy(config.limits, rate, () => limiter, cachedNodes);
   // Operations running at once, per caller and overall, shared by HTTP and WebSocket.
   const inFlight = new InFlightLimiter(config.limits.maxInFlightPerCaller, config.limits.maxInFlight);
   const contextFor = (req: IncomingMessage, principal: Principal): RequestContext => {
