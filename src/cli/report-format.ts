@@ -146,11 +146,12 @@ function totalCells(dimensions: string[]): string[] {
 
 // ---------------------------------------------------------------- availability
 
-const AVAILABILITY_COLUMNS = ["OBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"];
+const AVAILABILITY_COLUMNS = ["OBSERVED", "UNOBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"];
 
 function availabilityCells(f: AvailabilityFiguresData): string[] {
   return [
     formatDuration(f.observedSeconds),
+    formatDuration(f.unobservedSeconds),
     formatPercent(f.availability, 3),
     formatDuration(f.readySeconds),
     formatDuration(f.notReadySeconds),
@@ -189,6 +190,7 @@ export function availabilityTable(report: AvailabilityData): string {
 
 const AVAILABILITY_FIELDS = [
   "observedSeconds",
+  "unobservedSeconds",
   "readySeconds",
   "notReadySeconds",
   "unknownSeconds",

@@ -7,7 +7,7 @@
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { AvailabilityGroup, AvailabilityReport, NodeAvailability, QueryAvailabilityReportArgs } from "../graphql/generated/resolvers-types.js";
 import { compareKeys, dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
-import { nodeFigures, type NodeFigures, type RecordedNode, type TimelineEvent } from "./availability-timeline.js";
+import { nodeFigures, type NodeFigures, type RecordedNode, type Spans, type TimelineEvent } from "./availability-timeline.js";
 
 export type { AvailabilityGroup, AvailabilityReport, NodeAvailability } from "../graphql/generated/resolvers-types.js";
 
@@ -57,6 +57,7 @@ export function availabilityRequest(args: QueryAvailabilityReportArgs): Availabi
 class Totals {
   nodeCount = 0;
   observedMs = 0;
+  unobservedMs = 0;
   readyMs = 0;
   notReadyMs = 0;
   unknownMs = 0;
@@ -72,6 +73,7 @@ class Totals {
     this.nodeCount++;
     this.reboots += reboots;
     this.observedMs += f.observedMs;
+    this.unobservedMs += f.unobservedMs;
     this.readyMs += f.readyMs;
     this.notReadyMs += f.notReadyMs;
     this.unknownMs += f.unknownMs;
@@ -87,6 +89,7 @@ class Totals {
 function figuresOf(t: Totals | NodeFigures): AvailabilityFigures {
   return {
     observedSeconds: t.observedMs / 1000,
+    unobservedSeconds: t.unobservedMs / 1000,
     readySeconds: t.readyMs / 1000,
     notReadySeconds: t.notReadyMs / 1000,
     unknownSeconds: t.unknownMs / 1000,
@@ -104,9 +107,10 @@ function figuresOf(t: Totals | NodeFigures): AvailabilityFigures {
 /**
  * The report over [from, min(to, now)): a node is listed when it was observed for some of it.
  * `histories` may hold rows outside the period; see availability-timeline.ts for the rules.
+ * `watched` is each cluster's recorded coverage; a cluster without any was never watched.
  */
-export function buildAvailabilityReport(request: AvailabilityRequest, histories: readonly NodeHistory[], now: Date): AvailabilityReport {
-  const period = {
+export function buildAvailabilityReport(request: AvailabilityRequest, histories: readonly NodeHistory[], now: Date, watched: ReadonlyMap<string, Spans>): AvailabilityReport {
+  const base = {
     from: request.from.getTime(),
     end: Math.min(request.to.getTime(), now.getTime()),
     flapThresholdMs: request.flapThresholdSeconds * 1000,
@@ -115,7 +119,7 @@ export function buildAvailabilityReport(request: AvailabilityRequest, histories:
   const groups = new Map<string, { key: ReportKey[]; totals: Totals }>();
   const total = new Totals();
   for (const { node, events, reboots } of histories) {
-    const figures = nodeFigures(node, events, period);
+    const figures = nodeFigures(node, events, { ...base, watched: watched.get(node.cluster) ?? [] });
     if (figures.observedMs <= 0) continue;
     const { key, id } = groupKey(request.groupings, node.cluster, node.labels);
     nodes.push({ cluster: node.cluster, node: node.name, key, ...figuresOf(figures), reboots, deleted: figures.deleted });
