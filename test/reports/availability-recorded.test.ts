@@ -94,7 +94,7 @@ for (const backend of BACKENDS) {
             readySeconds: (period - 5 * MINUTE) / 1000,
             notReadySeconds: 120,
             unknownSeconds: 180,
-            availability: (period - 5 * MINUTE) / period,
+            availability: Math.round(((period - 5 * MINUTE) / period) * 1e6) / 1e6,
             outages: 1,
             longestOutageSeconds: 300,
             mttrSeconds: 300,

@@ -111,7 +111,7 @@ describe("the availability report", () => {
       readySeconds: minutes(320),
       notReadySeconds: minutes(10),
       unknownSeconds: minutes(20),
-      availability: 320 / 350,
+      availability: 0.914286,
       outages: 3,
       longestOutageSeconds: minutes(20),
       mttrSeconds: minutes(10),
