@@ -76,7 +76,7 @@ export interface AppOverrides {
   /** Watch and metrics timings (tests shorten them). */
   clusterTuning?: ClusterTuning;
   /** Lease timing and identity of the history recorder (tests shorten and name them). */
-  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number };
+  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number; coverageIntervalMs?: number; reconnectGraceMs?: number };
   /** Events a subscription may have undelivered before its connection is closed. */
   subscriberQueue?: number;
   /** WebSocket ping interval; a peer that misses a pong for as long is dropped (12 s). */
@@ -226,6 +226,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         logger: logger.child({ component: "history" }),
         ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
         ...(tuning.stallAfterMs !== undefined ? { stallAfterMs: tuning.stallAfterMs } : {}),
+        coverage: {
+          database,
+          ...(tuning.coverageIntervalMs !== undefined ? { intervalMs: tuning.coverageIntervalMs } : {}),
+          ...(tuning.reconnectGraceMs !== undefined ? { reconnectGraceMs: tuning.reconnectGraceMs } : {}),
+        },
         lease: {
           namespace: config.history.leaseNamespace,
           // One Lease per installation (its database): replicas sharing a database share it,
