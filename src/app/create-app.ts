@@ -46,6 +46,7 @@ import { AvailabilityQueries } from "../reports/availability-queries.js";
 import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
+import { ClusterStatusFeed } from "../subscriptions/cluster-status-feed.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
 import { nodeFactsResolvers } from "../inventory/node-facts-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
@@ -126,6 +127,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let recorder: HistoryRecorder | undefined;
   let pubsub: PubSub | undefined;
   let hub: SubscriptionHub | undefined;
+  let clusterFeed: ClusterStatusFeed | undefined;
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
@@ -217,7 +219,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const historyQueries = new HistoryQueries(database, logger);
       hub = new SubscriptionHub(pubsub, historyQueries, clusters, logger.child({ component: "subscriptions" }));
       hub.start();
-      if (overrides.probes) overrides.probes.subscriberCount = () => hub?.subscriberCount ?? 0;
+      clusterFeed = new ClusterStatusFeed(clusters);
+      clusterFeed.start();
+      if (overrides.probes) overrides.probes.subscriberCount = () => (hub?.subscriberCount ?? 0) + (clusterFeed?.listenerCount ?? 0);
       const tuning = overrides.recorderTuning ?? {};
       recorder = new HistoryRecorder({
         pubsub,
@@ -279,7 +283,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
         availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
-        subscriptionResolvers(hub, overrides.subscriberQueue, clusters),
+        subscriptionResolvers(hub, overrides.subscriberQueue, clusters, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
         // Node facts (issue 15): node changes, labels and taints, drains listed.
@@ -446,7 +450,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["maintenance", () => maintenance?.stop()],
       ["trends", () => sampler?.stop()],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
-      ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
+      ["subscriptions", async () => (clusterFeed?.stop(), await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],
       ["database", () => (overrides.database ? undefined : database?.close())],

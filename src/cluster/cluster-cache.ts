@@ -33,6 +33,11 @@ export interface ClusterStatus {
   lastErrorReason?: string;
   /** metrics.k8s.io answered the last poll. */
   metricsAvailable: boolean;
+  /**
+   * Since when the cache has not been live (a watch of nodes or pods not established, or not
+   * yet synced): what it serves is the last known state. Undefined while live.
+   */
+  disconnectedSince?: Date;
 }
 
 export interface ClusterCacheOptions {
@@ -65,6 +70,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   private readonly metrics: MetricsPoller;
   /** Events about nodes and the nodes' Leases (heartbeats). */
   readonly facts: NodeFactsCache;
+  /** Not live from the start: nothing is known until the first sync. */
+  private notLiveSince: Date | undefined = new Date();
 
   constructor(options: ClusterCacheOptions) {
     super();
@@ -76,7 +83,10 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
       ...(options.backoffInitialMs !== undefined ? { backoffInitialMs: options.backoffInitialMs } : {}),
     };
-    const emitStatus = () => this.emit("status", this.status());
+    const emitStatus = () => {
+      this.trackLiveness();
+      this.emit("status", this.status());
+    };
     this.nodeReflector = new Reflector({
       resource: "nodes",
       path: "/api/v1/nodes",
@@ -125,7 +135,17 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(failed ? { lastError: failed.lastError } : {}),
       ...(failed?.lastErrorReason ? { lastErrorReason: failed.lastErrorReason } : {}),
       metricsAvailable: this.metrics.available,
+      ...(this.notLiveSince ? { disconnectedSince: this.notLiveSince } : {}),
     };
+  }
+
+  /** Live: both watches established and both lists loaded; else the time it stopped being so is kept. */
+  private trackLiveness(): void {
+    const nodes = this.nodeReflector.state;
+    const pods = this.podReflector.state;
+    const live = nodes.connected && nodes.synced && pods.connected && pods.synced;
+    if (live) this.notLiveSince = undefined;
+    else this.notLiveSince ??= new Date();
   }
 
   /** Each watch's counters and how many objects it holds (for /metrics). */
