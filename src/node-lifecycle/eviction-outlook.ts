@@ -61,23 +61,18 @@ export function evictionOutlook(node: CachedNode, pods: Iterable<CachedPod>): Ev
   const out: PodEvictionView[] = [];
   for (const pod of pods) {
     if (pod.deletionTimestamp !== undefined || pod.phase === "Succeeded" || pod.phase === "Failed") continue;
-    // getMinTolerationTime over every countdown taint the node has: the shortest toleration wins.
+    // getMinTolerationTime over every countdown taint the node has, counted from when the
+    // controller first saw the pod under the taint: the taint's time, or the pod's creation after it.
     let seconds: number | null = null;
-    let forever = true;
-    let evictAt = Infinity;
     for (const taint of taints) {
       const tolerated = pod.noExecuteTolerations[taint.key];
-      const start = Number.isFinite(timeOf(taint, node)) ? timeOf(taint, node) : since;
       if (tolerated === TOLERATES_FOREVER) continue;
       const s = tolerated ?? 0;
-      forever = false;
-      const at = start + s * 1000;
-      if (at < evictAt) {
-        evictAt = at;
-        seconds = tolerated === undefined ? 0 : s;
-      }
+      if (seconds === null || s < seconds) seconds = s;
     }
-    out.push({ namespace: pod.namespace, name: pod.name, tolerationSeconds: forever ? null : seconds, evictAt: forever ? null : new Date(evictAt) });
+    const start = Math.max(since, Date.parse(pod.creationTimestamp) || since);
+    const evictAt = seconds === null ? null : new Date(start + seconds * 1000);
+    out.push({ namespace: pod.namespace, name: pod.name, tolerationSeconds: seconds, evictAt });
   }
   out.sort((a, b) => {
     const ta = a.evictAt?.getTime() ?? Infinity;
