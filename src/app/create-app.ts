@@ -55,6 +55,8 @@ import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
 import { drainListResolvers } from "../maintenance/drain-list-resolvers.js";
 import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
 import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
+import { nodeLifecycleResolvers } from "../node-lifecycle/node-lifecycle-resolvers.js";
+import { KubeletConfigReader } from "../node-lifecycle/kubelet-config.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -290,6 +292,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
+        nodeLifecycleResolvers(inventory, new KubeletConfigReader(clusters)),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).

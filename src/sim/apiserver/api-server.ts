@@ -17,6 +17,7 @@ import { WatchServer } from "./watch.js";
 import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
+import { isNodeProxy, serveNodeProxy } from "./node-proxy.js";
 import { entryOf, send, type RequestRecord, type Target } from "./request.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
 import { AccessControl } from "./access-control.js";
@@ -145,6 +146,10 @@ export class ApiServer {
     const method = req.method ?? "GET";
     if (url.pathname === "/openapi/v3" || url.pathname.startsWith("/openapi/v3/")) {
       return void this.serveOpenApi(url, res).catch((err) => this.fail(res, err));
+    }
+    if (isNodeProxy(url.pathname)) {
+      Object.assign(record, { verb: "get", resource: "nodes", subresource: "proxy", name: decodeURIComponent(url.pathname.split("/")[4] ?? "") });
+      return serveNodeProxy(this.cluster, method, url, res);
     }
     const route = resolveRoute(url, method, this.serverAddress);
     if (route.kind === "document") return send(this.cluster, res, 200, route.body);
