@@ -18,7 +18,8 @@ import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from ".
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
 import { isNodeProxy, serveNodeProxy } from "./node-proxy.js";
-import { entryOf, send, type RequestRecord, type Target } from "./request.js";
+import { entryOf, parseBody, send, type RequestRecord, type Target } from "./request.js";
+import { writeOptions } from "./query-options.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
 import { AccessControl } from "./access-control.js";
 import type { UserInfo } from "./authentication.js";
@@ -228,7 +229,7 @@ export class ApiServer {
       case "get":
         return serveGet(c, t, q, req, res);
       case "list":
-        return serveList(c, t, q, req, res);
+        return void serveList(c, t, q, req, res)?.catch((err) => this.fail(res, err));
       case "watch":
         return this.watches.serve(t, q, req, res);
       case "create":
@@ -244,6 +245,7 @@ export class ApiServer {
         return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, this.admitFor(user));
       case "delete":
         if (this.options.namespaces && t.def.kind === "Namespace" && t.name && !t.subresource) {
+          writeOptions("DeleteOptions", q, body.length ? { body: parseBody(body) } : {});
           entryOf(c, t);
           this.options.namespaces.terminate(t.name);
           c.tick();
