@@ -78,6 +78,8 @@ export class SimCluster implements ClusterContext {
   private readonly eventTtl = new EventTtl(this);
   /** What metrics.k8s.io serves for each node (see ../metrics.ts). */
   readonly nodeUsage = new NodeUsageScrapes(this);
+  /** Told of each pod the eviction subresource let go (the ground truth log listens). */
+  readonly evictionListeners = new Set<(pod: KObject) => void>();
   /** The Event each repeatable node event was recorded as (see nodeEvent). */
   private readonly eventKeys = new Map<string, string>();
 
