@@ -1,5 +1,5 @@
 import type { Logger } from "../log/logger.js";
-import { KubeApiError, type KubeClient } from "./kube-client.js";
+import { KubeApiError, MAX_LIST_PAGE_BYTES, type KubeClient } from "./kube-client.js";
 import type { OffThreadWatch } from "./off-thread-pods.js";
 import { keyOf } from "./strip.js";
 import { INITIAL_EVENTS_END } from "./watch-stream.js";
@@ -45,6 +45,11 @@ export interface ReflectorOptions<T> {
    * connection would otherwise never be noticed.
    */
   stallTimeoutMs?: number;
+  /**
+   * How long a watch-list may take to deliver the initial state (to its initial-events-end
+   * BOOKMARK): a server that trickles events forever never completes a sync, and fails.
+   */
+  initialListTimeoutMs?: number;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
   /** Called whenever connected/synced change, for status and readiness. */
@@ -96,6 +101,7 @@ export class Reflector<T> {
       watchList: true,
       watchTimeoutSeconds: 300,
       stallTimeoutMs: 90_000,
+      initialListTimeoutMs: 300_000,
       backoffInitialMs: 250,
       backoffMaxMs: 30_000,
       ...options,
@@ -172,6 +178,7 @@ export class Reflector<T> {
         { limit: this.o.pageSize, continue: continueToken },
         60_000,
         this.stopping.signal,
+        MAX_LIST_PAGE_BYTES,
       );
       for (const raw of page.items) items.set(keyOf(raw), this.o.transform(raw));
       continueToken = page.metadata.continue || undefined;
@@ -202,11 +209,13 @@ export class Reflector<T> {
       let delivered = false;
       let settled = false;
       let stallTimer: NodeJS.Timeout | undefined;
+      let initialTimer: NodeJS.Timeout | undefined;
       let controller: AbortController | undefined;
       const finish = (error?: unknown) => {
         if (settled) return;
         settled = true;
         clearTimeout(stallTimer);
+        clearTimeout(initialTimer);
         // If the request is still opening, the controller arrives later and is aborted then.
         controller?.abort();
         this.endWatch = undefined;
@@ -221,6 +230,10 @@ export class Reflector<T> {
       this.endWatch = () => finish();
       const timeoutSeconds = Math.round(this.o.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
       let loading = initial;
+      if (loading) {
+        const ms = this.o.initialListTimeoutMs;
+        initialTimer = setTimeout(() => finish(new Error(`the initial ${this.o.resource} were not all delivered within ${Math.round(ms / 1000)} s`)), ms);
+      }
       const query = loading
         ? { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan", allowWatchBookmarks: true, timeoutSeconds }
         : { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds };
@@ -253,6 +266,7 @@ export class Reflector<T> {
                   this.watchListSupported = true;
                   this.replaceAll(loading, String(object.metadata.resourceVersion), "streamed the initial state (watch-list)");
                   loading = undefined;
+                  clearTimeout(initialTimer);
                 }
                 break;
               case "ERROR": {
