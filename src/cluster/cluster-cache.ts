@@ -33,6 +33,9 @@ export interface ClusterStatus {
   lastErrorReason?: string;
   /** metrics.k8s.io answered the last poll. */
   metricsAvailable: boolean;
+  /** Times the cluster came back as another (its resourceVersions went back), each followed by a relist of everything. */
+  resets: number;
+  lastResetAt?: Date;
 }
 
 export interface ClusterCacheOptions {
@@ -65,18 +68,25 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   private readonly metrics: MetricsPoller;
   /** Events about nodes and the nodes' Leases (heartbeats). */
   readonly facts: NodeFactsCache;
+  /** metadata.uid of the kube-system namespace: a cluster's identity, where it may be read. */
+  private clusterUid: string | undefined;
+  private resets = 0;
+  private lastResetAt: Date | undefined;
+  private readonly logger: Logger;
 
   constructor(options: ClusterCacheOptions) {
     super();
     this.name = options.name;
     this.client = options.client;
     const logger = options.logger.child({ cluster: options.name });
+    this.logger = logger;
     const tuning = {
       ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
       ...(options.backoffInitialMs !== undefined ? { backoffInitialMs: options.backoffInitialMs } : {}),
     };
     const emitStatus = () => this.emit("status", this.status());
+    const wentBack = (from: () => Reflector<any>) => (detail: string) => this.reset(from(), detail);
     this.nodeReflector = new Reflector({
       resource: "nodes",
       path: "/api/v1/nodes",
@@ -85,6 +95,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       transform: (raw) => stripNode(this.name, raw),
       sink: this.nodeSink(),
       onStateChange: emitStatus,
+      onResourceVersionsWentBack: wentBack(() => this.nodeReflector),
+      anotherClusterSince: () => this.anotherCluster(),
       ...tuning,
     });
     this.podReflector = new Reflector({
@@ -97,13 +109,15 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       watchListOffThread: podWatchListOffThread(options.name),
       sink: this.podSink(),
       onStateChange: emitStatus,
+      onResourceVersionsWentBack: wentBack(() => this.podReflector),
       ...tuning,
     });
     this.metrics = new MetricsPoller({ client: options.client, logger, intervalMs: options.metricsIntervalMs ?? 15_000 });
-    this.facts = new NodeFactsCache({ cluster: this.name, client: options.client, logger, tuning });
+    this.facts = new NodeFactsCache({ cluster: this.name, client: options.client, logger, tuning, onResourceVersionsWentBack: (from, detail) => this.reset(from, detail) });
   }
 
   start(): void {
+    void this.anotherCluster();
     this.nodeReflector.start();
     this.podReflector.start();
     this.metrics.start();
@@ -125,7 +139,41 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(failed ? { lastError: failed.lastError } : {}),
       ...(failed?.lastErrorReason ? { lastErrorReason: failed.lastErrorReason } : {}),
       metricsAvailable: this.metrics.available,
+      resets: this.resets,
+      ...(this.lastResetAt ? { lastResetAt: this.lastResetAt } : {}),
     };
+  }
+
+  /**
+   * Whether the server is now another cluster than the one first seen, by the uid of its
+   * kube-system namespace (a new cluster, or one restored, has another). Unknown (undefined) when
+   * it cannot be read: a missing permission or a failure is no reason to relist.
+   */
+  private async anotherCluster(): Promise<string | undefined> {
+    let uid: string | undefined;
+    try {
+      uid = (await this.client.getJson<{ metadata?: { uid?: string } }>("/api/v1/namespaces/kube-system", {}, 10_000)).metadata?.uid;
+    } catch {
+      return undefined;
+    }
+    if (!uid) return undefined;
+    const before = this.clusterUid;
+    this.clusterUid = uid;
+    return before && before !== uid ? `the kube-system namespace's uid is ${uid}, was ${before}` : undefined;
+  }
+
+  /**
+   * One resource found the cluster's resourceVersions behind what was seen: it is not the
+   * cluster cached (restarted with another state, restored from a backup, or another cluster
+   * at this address). Every resource is listed again; the node relist replaces the nodes
+   * (the ones gone are gone, and history's reconcile records them deleted).
+   */
+  private reset(from: Reflector<any>, detail: string): void {
+    this.resets++;
+    this.lastResetAt = new Date();
+    this.logger.warn({ detail, resets: this.resets }, "the cluster came back as another (resourceVersions went back): relisting everything");
+    for (const reflector of [this.nodeReflector, this.podReflector, ...this.facts.reflectors()]) if (reflector !== from) reflector.relist();
+    this.emit("status", this.status());
   }
 
   /** Each watch's counters and how many objects it holds (for /metrics). */

@@ -50,6 +50,8 @@ export class InventoryService {
         lastError: status.lastError ?? null,
         metricsAvailable: status.metricsAvailable,
         simulated: this.clusters.isSimulated(cache.name),
+        resets: status.resets,
+        lastResetAt: status.lastResetAt ?? null,
       };
     });
   }
