@@ -38,6 +38,9 @@ export interface ClusterStatus {
    * yet synced): what it serves is the last known state. Undefined while live.
    */
   disconnectedSince?: Date;
+  /** Times the cluster came back as another (its resourceVersions went back), each followed by a relist of everything. */
+  resets: number;
+  lastResetAt?: Date;
 }
 
 export interface ClusterCacheOptions {
@@ -72,12 +75,18 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   readonly facts: NodeFactsCache;
   /** Not live from the start: nothing is known until the first sync. */
   private notLiveSince: Date | undefined = new Date();
+  /** metadata.uid of the kube-system namespace: a cluster's identity, where it may be read. */
+  private clusterUid: string | undefined;
+  private resets = 0;
+  private lastResetAt: Date | undefined;
+  private readonly logger: Logger;
 
   constructor(options: ClusterCacheOptions) {
     super();
     this.name = options.name;
     this.client = options.client;
     const logger = options.logger.child({ cluster: options.name });
+    this.logger = logger;
     const tuning = {
       ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
@@ -87,6 +96,7 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       this.trackLiveness();
       this.emit("status", this.status());
     };
+    const wentBack = (from: () => Reflector<any>) => (detail: string) => this.reset(from(), detail);
     this.nodeReflector = new Reflector({
       resource: "nodes",
       path: "/api/v1/nodes",
@@ -95,6 +105,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       transform: (raw) => stripNode(this.name, raw),
       sink: this.nodeSink(),
       onStateChange: emitStatus,
+      onResourceVersionsWentBack: wentBack(() => this.nodeReflector),
+      anotherClusterSince: () => this.anotherCluster(),
       ...tuning,
     });
     this.podReflector = new Reflector({
@@ -107,13 +119,15 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       watchListOffThread: podWatchListOffThread(options.name),
       sink: this.podSink(),
       onStateChange: emitStatus,
+      onResourceVersionsWentBack: wentBack(() => this.podReflector),
       ...tuning,
     });
     this.metrics = new MetricsPoller({ client: options.client, logger, intervalMs: options.metricsIntervalMs ?? 15_000 });
-    this.facts = new NodeFactsCache({ cluster: this.name, client: options.client, logger, tuning });
+    this.facts = new NodeFactsCache({ cluster: this.name, client: options.client, logger, tuning, onResourceVersionsWentBack: (from, detail) => this.reset(from, detail) });
   }
 
   start(): void {
+    void this.anotherCluster();
     this.nodeReflector.start();
     this.podReflector.start();
     this.metrics.start();
@@ -136,6 +150,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(failed?.lastErrorReason ? { lastErrorReason: failed.lastErrorReason } : {}),
       metricsAvailable: this.metrics.available,
       ...(this.notLiveSince ? { disconnectedSince: this.notLiveSince } : {}),
+      resets: this.resets,
+      ...(this.lastResetAt ? { lastResetAt: this.lastResetAt } : {}),
     };
   }
 
@@ -146,6 +162,38 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
     const live = nodes.connected && nodes.synced && pods.connected && pods.synced;
     if (live) this.notLiveSince = undefined;
     else this.notLiveSince ??= new Date();
+  }
+
+  /**
+   * Whether the server is now another cluster than the one first seen, by the uid of its
+   * kube-system namespace (a new cluster, or one restored, has another). Unknown (undefined) when
+   * it cannot be read: a missing permission or a failure is no reason to relist.
+   */
+  private async anotherCluster(): Promise<string | undefined> {
+    let uid: string | undefined;
+    try {
+      uid = (await this.client.getJson<{ metadata?: { uid?: string } }>("/api/v1/namespaces/kube-system", {}, 10_000)).metadata?.uid;
+    } catch {
+      return undefined;
+    }
+    if (!uid) return undefined;
+    const before = this.clusterUid;
+    this.clusterUid = uid;
+    return before && before !== uid ? `the kube-system namespace's uid is ${uid}, was ${before}` : undefined;
+  }
+
+  /**
+   * One resource found the cluster's resourceVersions behind what was seen: it is not the
+   * cluster cached (restarted with another state, restored from a backup, or another cluster
+   * at this address). Every resource is listed again; the node relist replaces the nodes
+   * (the ones gone are gone, and history's reconcile records them deleted).
+   */
+  private reset(from: Reflector<any>, detail: string): void {
+    this.resets++;
+    this.lastResetAt = new Date();
+    this.logger.warn({ detail, resets: this.resets }, "the cluster came back as another (resourceVersions went back): relisting everything");
+    for (const reflector of [this.nodeReflector, this.podReflector, ...this.facts.reflectors()]) if (reflector !== from) reflector.relist();
+    this.emit("status", this.status());
   }
 
   /** Each watch's counters and how many objects it holds (for /metrics). */

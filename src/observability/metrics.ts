@@ -69,6 +69,9 @@ export class ServiceMetrics {
     cumulative("node_inventory_watch_relists_total", "full lists of the resource (the first, and each after a 410 or a restart)", ["cluster", "resource"], () =>
       (metrics.sources?.clusters.all() ?? []).flatMap((c) => Object.entries(c.watchStates()).map(([resource, s]) => [{ cluster: c.name, resource }, s.relists] as const)),
     );
+    cumulative("node_inventory_cluster_resets_total", "times the cluster came back as another (its resourceVersions went back) and everything was listed again", ["cluster"], () =>
+      (metrics.sources?.clusters.all() ?? []).map((c) => [{ cluster: c.name }, c.status().resets] as const),
+    );
     cumulative("node_inventory_watch_restarts_total", "list or watch failures retried with backoff", ["cluster", "resource"], () =>
       (metrics.sources?.clusters.all() ?? []).flatMap((c) => Object.entries(c.watchStates()).map(([resource, s]) => [{ cluster: c.name, resource }, s.restarts] as const)),
     );
