@@ -193,7 +193,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // until all of them passed.
       authenticator.start(config.host);
       const plan = overrides.clusters ? undefined : planClusters(config.clusters);
-      const bound = await bindHttpPort(config.host, config.port);
+      const bound = await bindHttpPort(config.host, config.port, { total: config.limits.maxConnections, perAddress: config.limits.maxConnectionsPerAddress });
       httpServer = bound;
       unlessStopped();
       // The clusters are watched from here on, while the database opens and migrates: a first
