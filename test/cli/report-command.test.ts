@@ -4,7 +4,8 @@ import { parse, validate } from "graphql";
 import { ConfigError } from "../../src/config/config.js";
 import { buildSchema } from "../../src/graphql/schema.js";
 import { parseDuration, parseGroupBy, parsePodShape, planReport, REPORT_OPERATIONS } from "../../src/cli/report-command.js";
-import { capacityCsv, capacityTable, formatDuration, formatPercent, toCsv, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import { capacityCsv, capacityTable, formatDuration, formatPercent, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import { toCsv } from "../../src/cli/output-escaping.js";
 
 const NOW = new Date("2026-11-29T12:00:00.000Z");
 
