@@ -2,19 +2,13 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { isLoopbackHost } from "../auth/loopback.js";
 import { ROLES, type Role } from "../auth/principal.js";
 import { labelKeyErrors } from "../k8s/label-validation.js";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log/logger.js";
 import { redactUrl } from "../log/redact-url.js";
 
 /** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
 export type DatabaseConfig =
   | { kind: "postgres"; url: string }
   | { kind: "pglite"; dataDir: string | "memory" };
-
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** `json`: one JSON object a line (pino); `pretty`: coloured lines for a person at a terminal. */
-export const LOG_FORMATS = ["json", "pretty"] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /**
  * Which clusters to watch: the contexts of kubeconfig files, the in-cluster service account,

@@ -99,6 +99,12 @@ export const FIELD_WEIGHTS: Readonly<Record<string, number>> = {
   "Query.capacityReport": 5_000,
   "Query.conditionTransitions": 1_000,
   "Query.maintenanceEvents": 1_000,
+  // A history connection's totalCount counts every row its filter selects.
+  "ConditionTransitionConnection.totalCount": 1_000,
+  "MaintenanceEventConnection.totalCount": 1_000,
+  "NodeEventConnection.totalCount": 1_000,
+  "NodeChangeConnection.totalCount": 1_000,
+  "DrainOperationConnection.totalCount": 1_000,
 };
 /** Added to `capacityReport` when it asks for trends (`trendsSince`): a scan of the sampled rows. */
 export const TRENDS_WEIGHT = 20_000;
@@ -138,7 +144,7 @@ interface Measured {
 
 /**
  * Measures an operation before it runs. Depth: levels of fields, a root field being 1.
- * Cost: the objects it may resolve. A field with a `first` argument returns that many (or
+ * Cost: the objects it may resolve. A field with a `first` (or `last`) argument returns that many (or
  * {@link DEFAULT_PAGE}); on a connection (a non-list type) the count applies to the list
  * directly under it (`edges`). Any other list of objects is counted at
  * {@link DEFAULT_LIST_LENGTH}. Every count multiplies what is nested inside it, so
@@ -258,7 +264,7 @@ export function measureOperation(
         const type = getNamedType(field.type);
         if (!isCompositeType(type)) continue;
         const list = isListType(getNullableType(field.type));
-        const first = field.paged ? (intArgument(selection, "first") ?? DEFAULT_PAGE) : undefined;
+        const first = field.paged ? (intArgument(selection, "first") ?? intArgument(selection, "last") ?? DEFAULT_PAGE) : undefined;
         const items = list ? (first ?? page ?? namedEntities(selection) ?? DEFAULT_LIST_LENGTH) : 1;
         const inner = walk(selection.selectionSet, type, list ? undefined : first);
         cost += items + items * inner.cost;

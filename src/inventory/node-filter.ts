@@ -8,6 +8,7 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { ConditionStatus, NodeFilter } from "../graphql/generated/resolvers-types.js";
 import { parseLabelSelector, SelectorParseError } from "../k8s/label-selector.js";
 import { MAX_FILTER_LIST, MAX_FILTER_NAMES, QUOTED_TEXT_LENGTH } from "../k8s/selector-limits.js";
+import { hasEvictionCountdown } from "../node-lifecycle/eviction-outlook.js";
 
 /** A node predicate. */
 export type NodePredicate = (node: CachedNode) => boolean;
@@ -44,6 +45,7 @@ const LEGACY_ROLE_LABEL = "kubernetes.io/role";
  * - `schedulable`: true ↔ not cordoned (spec.unschedulable is not true);
  * - `roles`: the node has ANY of these roles as kubectl shows them (nodeRoles); an empty list
  *   matches no node;
+ * - `evictionCountdown`: the node carries a not-ready or unreachable NoExecute taint;
  * - `condition`: the node's condition of that type currently has that status. A node without
  *   that condition matches nothing, not even UNKNOWN: the contract asks about the condition's
  *   current status, and an absent condition has none.
@@ -82,6 +84,11 @@ export function compileNodeFilter(filter: NodeFilter | null | undefined, facts?:
     const wanted = filter.staleHeartbeat;
     const stale = facts?.heartbeatStale ?? (() => false);
     checks.push((node) => stale(node) === wanted);
+  }
+
+  if (filter.evictionCountdown != null) {
+    const wanted = filter.evictionCountdown;
+    checks.push((node) => hasEvictionCountdown(node) === wanted);
   }
 
   if (filter.names != null) {

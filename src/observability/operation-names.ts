@@ -13,6 +13,7 @@ export const SHIPPED_OPERATIONS: readonly string[] = [
   "Drain",
   "DrainProgress",
   "Fleet",
+  "FleetClusters",
   "FleetDrains",
   "FleetStatus",
   "NodeChanged",
