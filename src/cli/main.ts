@@ -68,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
   const name = named ? first : "serve";
   const command = COMMANDS[name];
   if (!command) {
-    console.error(`node-inventory: unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(", ")})`);
+    console.error(`node-inventory: unknown command "${terminalText(name)}" (commands: ${Object.keys(COMMANDS).join(", ")})`);
     return 2;
   }
   const args = named ? rest : argv;
