@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
 import { authorisationPlugin } from "../auth/authorisation-plugin.js";
 import { createOperationPolicy } from "../auth/operation-policy.js";
@@ -22,6 +22,7 @@ import { PrerenderedAnswers } from "../graphql/prerendered-json.js";
 import { nodeAnswerFragments } from "../inventory/node-answer-fragments.js";
 import { InFlightLimiter } from "../graphql/in-flight.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
+import { UnexpectedErrors } from "../graphql/unexpected-errors.js";
 import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
 import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
 import { buildSchema } from "../graphql/schema.js";
@@ -64,7 +65,7 @@ import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { ServiceMetrics } from "../observability/metrics.js";
-import { buildSubgraph } from "../federation/subgraph.js";
+import { buildSubgraph, NoServiceSdl } from "../federation/subgraph.js";
 import { VERSION } from "../package-info.js";
 import type { AppProbes } from "./app-probes.js";
 import { serviceResolvers } from "./service-resolvers.js";
@@ -158,7 +159,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
   };
   const prerenderedAnswers = new PrerenderedAnswers();
-  const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
+  const oneLogLinePerRequest =
+    (handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
+    (req: IncomingMessage, res: ServerResponse): Promise<void> =>
+      unexpectedErrors.perRequest(() => handle(req, res));
+  const unexpectedErrors = new UnexpectedErrors(logger);
+  const reportUnexpected = unexpectedErrors.report;
 
   /** The clusters to watch; starts the embedded simulator when that is the plan. */
   async function clusterSources(plan: ClusterPlan | undefined): Promise<ClusterSource[]> {
@@ -191,7 +197,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // until all of them passed.
       authenticator.start(config.host);
       const plan = overrides.clusters ? undefined : planClusters(config.clusters);
-      const bound = await bindHttpPort(config.host, config.port);
+      const bound = await bindHttpPort(config.host, config.port, { total: config.limits.maxConnections, perAddress: config.limits.maxConnectionsPerAddress });
       httpServer = bound;
       unlessStopped();
       // The clusters are watched from here on, while the database opens and migrates: a first
@@ -332,8 +338,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         csrfPrevention: true,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         stopOnTerminationSignals: false,
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), authorisationPlugin(policy), metrics.apolloPlugin()],
+        // The same rules as /graphql: policy (role, depth, cost), subscriptions only over WebSocket, introspection.
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), ApolloServerPluginInlineTraceDisabled(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
         introspection: config.introspection !== false,
+        validationRules: config.introspection === false ? [NoServiceSdl] : [],
       });
       await subgraph.start();
       unlessStopped();
@@ -342,17 +350,23 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const registry = clusters;
       httpServer = createHttpServer(
         {
-          graphql: graphqlHttpHandler(
-            apollo,
-            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
-            contextFor,
-            inFlight,
-            prerenderedAnswers,
+          graphql: oneLogLinePerRequest(
+            graphqlHttpHandler(
+              apollo,
+              (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+              contextFor,
+              inFlight,
+              prerenderedAnswers,
+            ),
           ),
-          subgraph: graphqlHttpHandler(
-            subgraph,
-            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
-            contextFor,
+          // The same in-flight bound as /graphql, shared with it.
+          subgraph: oneLogLinePerRequest(
+            graphqlHttpHandler(
+              subgraph,
+              (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+              contextFor,
+              inFlight,
+            ),
           ),
           metrics: metrics.handler((req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))),
           readiness: async () => {

@@ -5,7 +5,7 @@
  */
 
 import { formatAge } from "../k8s/node-display.js";
-import { toCsv } from "./report-format.js";
+import { terminalText, toCsv } from "./output-escaping.js";
 
 export interface NodeRow {
   cluster: string;
@@ -40,7 +40,9 @@ export function staleWarnings(clusters: readonly ClusterLiveness[]): string[] {
 const NONE = "<none>";
 
 /** kubectl's tabwriter: columns left-aligned, three spaces apart, the last one unpadded. */
-function kubectlTable(rows: string[][]): string {
+function kubectlTable(given: string[][]): string {
+  // Escaped before measuring, so a cell with control characters keeps the columns aligned.
+  const rows = given.map((row) => row.map(terminalText));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join("").trimEnd()).join("\n") + "\n";
 }

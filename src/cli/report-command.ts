@@ -14,6 +14,7 @@ import { AvailabilityQueries } from "../reports/availability-queries.js";
 import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import type { ReportDimension, ReportGrouping } from "../reports/grouping.js";
+import { terminalText } from "./output-escaping.js";
 import {
   availabilityCsv,
   availabilityTable,
@@ -249,7 +250,9 @@ async function fromDatabase(source: Extract<Source, { kind: "database" }>, query
 }
 
 /** Runs the command: prints the report on stdout and resolves 0, or throws (main prints one line). */
-export async function reportCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (text: string) => void = (t) => void process.stdout.write(t)): Promise<number> {
+export async function reportCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, write: (text: string) => void = (t) => void process.stdout.write(t)): Promise<number> {
+  // Node text (names, label values) is escaped for a terminal; CSV cells are escaped by toCsv.
+  const out = (text: string) => write(terminalText(text));
   const plan = planReport(argv, env);
   const query = REPORT_OPERATIONS[plan.report];
   const result = plan.source.kind === "service" ? await overHttp(plan.source, query, plan.variables) : await fromDatabase(plan.source, query, plan.variables);

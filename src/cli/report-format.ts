@@ -5,6 +5,7 @@
  * Pure: GraphQL data in, text out.
  */
 
+import { toCsv } from "./output-escaping.js";
 import type { AvailabilityFigures } from "../reports/availability-report.js";
 import type { ReportKey } from "../reports/grouping.js";
 import type { ResourceCapacity } from "../graphql/generated/resolvers-types.js";
@@ -121,14 +122,6 @@ export function renderTable(header: string[], rows: string[][], left: ReadonlySe
   return [line(header), ...rows.map(line)].join("\n");
 }
 
-/** RFC 4180: CRLF line ends; a field with a comma, quote or line break quoted, its quotes doubled. */
-export function toCsv(rows: readonly (readonly (string | number | boolean | null)[])[]): string {
-  const field = (value: string | number | boolean | null) => {
-    const text = value === null ? "" : String(value);
-    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-  };
-  return rows.map((row) => row.map(field).join(",")).join("\r\n") + "\r\n";
-}
 
 /** camelCase to snake_case, for CSV headers. */
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

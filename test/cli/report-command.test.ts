@@ -5,7 +5,8 @@ import { ConfigError } from "../../src/config/config.js";
 import { buildSchema } from "../../src/graphql/schema.js";
 import { parseDuration, parseGroupBy, parsePodShape, planReport, REPORT_OPERATIONS } from "../../src/cli/report-command.js";
 import { availabilityOf } from "../../src/reports/availability-report.js";
-import { capacityCsv, capacityTable, formatAvailability, formatDuration, formatPercent, toCsv, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import { capacityCsv, capacityTable, formatAvailability, formatDuration, formatPercent, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import { toCsv } from "../../src/cli/output-escaping.js";
 
 const NOW = new Date("2026-11-29T12:00:00.000Z");
 
