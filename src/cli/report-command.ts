@@ -7,6 +7,7 @@
 import { graphql as execute } from "graphql";
 import { ConfigError, configFrom, parseFlags } from "../config/config.js";
 import { openDatabase } from "../db/database.js";
+import { parseDateTime } from "../graphql/date-time.js";
 import { formatError } from "../graphql/errors.js";
 import { buildSchema } from "../graphql/schema.js";
 import { createLogger } from "../log/logger.js";
@@ -108,10 +109,13 @@ export interface ReportPlan {
   variables: Record<string, unknown>;
 }
 
+/** A flag's time, read by the API's own DateTime parser: what the service would refuse is refused here, never rolled over. */
 function parseTime(text: string, flag: string): Date {
-  const ms = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms)) throw new ConfigError(`${flag}: "${text}" is not a time (e.g. 2026-11-01T00:00:00Z)`);
-  return new Date(ms);
+  try {
+    return parseDateTime(text);
+  } catch (error) {
+    throw new ConfigError(`${flag}: ${(error as Error).message.replace(/^DateTime must be/, "must be")}`);
+  }
 }
 
 /** `zone,pool,label:team` to ReportGrouping inputs. */

@@ -106,6 +106,22 @@ describe("node-inventory report availability", () => {
     assert.equal(direct.body.data.availabilityReport.total.flaps, 2);
   });
 
+  test("dates the API would refuse are refused the same words, not rolled over: exit 2", async () => {
+    for (const [args, why] of [
+      [["--from", "2026-02-31T00:00:00Z"], 'day 31 is not in February 2026 \\(01-28\\)'],
+      [["--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T24:00:00Z"], "hour 24 is not 00-23"],
+      [["--from", "2026-11-01"], "not of the form"],
+    ] as const) {
+      const { code, stdout, stderr } = await runCli(["report", "availability", "--url", url, ...args]);
+      assert.equal(code, 2, stderr);
+      assert.equal(stdout, "");
+      oneLine(stderr, new RegExp(`^node-inventory: --(from|to): must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "[^"]+": ${why}`));
+    }
+    // The API's own words for the same text.
+    const { body } = await graphql(url, `{ availabilityReport(from: "2026-02-31T00:00:00Z", to: "2026-03-01T00:00:00Z") { total { nodeCount } } }`);
+    assert.match(body.errors![0]!.message, /DateTime must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-02-31T00:00:00Z": day 31 is not in February 2026 \(01-28\)/);
+  });
+
   test("an error of the service is one line with its code, exit 1", async () => {
     const { code, stdout, stderr } = await runCli(["report", "availability", "--url", url, "--group-by", "label:-bad-"]);
     assert.equal(code, 1);
