@@ -275,7 +275,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeFactsResolvers(clusters),
         nodeEventsResolvers(clusters, nodeEventsStore, historyClusterCheck(database, clusters)),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
-        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
+        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters), clusters),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
         subscriptionResolvers(hub, overrides.subscriberQueue, clusters),
         maintenanceResolvers(maintenance, hub),

@@ -72,7 +72,7 @@ const AVAILABILITY_FIGURES =
 
 const AVAILABILITY_QUERY = `query AvailabilityReport($cluster: String, $from: DateTime!, $to: DateTime!, $groupBy: [ReportGrouping!], $flapThresholdSeconds: Int, $nodes: Boolean!) {
   availabilityReport(cluster: $cluster, from: $from, to: $to, groupBy: $groupBy, flapThresholdSeconds: $flapThresholdSeconds) {
-    from to groupBy
+    from to groupBy clustersNotConfigured
     groups { nodeCount ${AVAILABILITY_FIGURES} }
     total { nodeCount ${AVAILABILITY_FIGURES} }
     nodes @include(if: $nodes) { cluster node deleted ${AVAILABILITY_FIGURES} }
