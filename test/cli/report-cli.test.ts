@@ -50,7 +50,9 @@ describe("node-inventory report availability", () => {
     assert.equal(code, 0, stderr);
     const lines = stdout.split("\n");
     assert.equal(lines[0], "Availability from 2026-01-01T00:00:00.000Z to 2026-01-01T10:00:00.000Z");
-    const table = lines.slice(2, -1);
+    // This service watches no cluster: prod is history only, and says so.
+    assert.equal(lines[1], "Not configured any more (recorded history only): prod");
+    const table = lines.slice(3, -1);
     assert.deepEqual(
       table.map((line) => line.trim().split(/\s{2,}/)),
       [
@@ -102,7 +104,11 @@ describe("node-inventory report availability", () => {
       nodes: true,
     });
     assert.deepEqual(JSON.parse(viaService.stdout), direct.body.data);
-    assert.deepEqual(JSON.parse(viaDatabase.stdout), direct.body.data);
+    // Straight from the database the configuration is not known: null, not "every cluster configured".
+    assert.deepEqual(direct.body.data.availabilityReport.clustersNotConfigured, ["prod"]);
+    const fromDatabase = JSON.parse(viaDatabase.stdout);
+    assert.equal(fromDatabase.availabilityReport.clustersNotConfigured, null);
+    assert.deepEqual({ ...fromDatabase.availabilityReport, clustersNotConfigured: ["prod"] }, direct.body.data.availabilityReport);
     assert.equal(direct.body.data.availabilityReport.total.flaps, 2);
   });
 

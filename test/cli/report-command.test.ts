@@ -5,7 +5,7 @@ import { ConfigError } from "../../src/config/config.js";
 import { buildSchema } from "../../src/graphql/schema.js";
 import { parseDuration, parseGroupBy, parsePodShape, planReport, REPORT_OPERATIONS } from "../../src/cli/report-command.js";
 import { availabilityOf } from "../../src/reports/availability-report.js";
-import { capacityCsv, capacityTable, formatAvailability, formatDuration, formatPercent, toCsv, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import { availabilityTable, capacityCsv, capacityTable, formatAvailability, formatDuration, formatPercent, toCsv, type AvailabilityGroupData, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
 
 const NOW = new Date("2026-11-29T12:00:00.000Z");
 
@@ -161,6 +161,42 @@ describe("report output", () => {
     assert.equal(availabilityOf(1_000, YEAR), 0.000001);
     assert.equal(availabilityOf(0, YEAR), 0);
     assert.equal(availabilityOf(0, 0), null);
+  });
+
+  test("the same node name in two clusters: a row each, the cluster no longer configured marked", () => {
+    const figures: Omit<AvailabilityGroupData, "nodeCount"> = {
+      key: [],
+      observedSeconds: 60,
+      unobservedSeconds: 0,
+      readySeconds: 60,
+      notReadySeconds: 0,
+      unknownSeconds: 0,
+      availability: 1,
+      outages: 0,
+      longestOutageSeconds: 0,
+      mttrSeconds: null,
+      flaps: 0,
+      maintenanceSeconds: 0,
+      reboots: 0,
+    };
+    const text = availabilityTable({
+      from: "2026-01-01T00:00:00.000Z",
+      to: "2026-01-01T00:01:00.000Z",
+      groupBy: [],
+      groups: [{ ...figures, nodeCount: 2 }],
+      total: { ...figures, nodeCount: 2 },
+      nodes: [
+        { ...figures, cluster: "old", node: "a", deleted: false },
+        { ...figures, cluster: "prod", node: "a", deleted: false },
+      ],
+      clustersNotConfigured: ["old"],
+    });
+    const lines = text.split("\n");
+    assert.equal(lines[1], "Not configured any more (recorded history only): old");
+    assert.deepEqual(
+      lines.slice(-4, -1).map((line) => line.split(/\s{2,}/).slice(0, 2)),
+      [["CLUSTER", "NODE"], ["old (not configured)", "a"], ["prod", "a"]],
+    );
   });
 
   test("CSV follows RFC 4180: CRLF, quoting fields with commas, quotes or line breaks", () => {
