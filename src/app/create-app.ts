@@ -289,7 +289,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeFactsResolvers(clusters),
         nodeEventsResolvers(clusters, nodeEventsStore, historyClusterCheck(database, clusters)),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
-        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
+        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters), clusters),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
         subscriptionResolvers(hub, overrides.subscriberQueue, clusters, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),

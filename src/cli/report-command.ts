@@ -7,6 +7,7 @@
 import { graphql as execute } from "graphql";
 import { ConfigError, configFrom, parseFlags } from "../config/config.js";
 import { openDatabase } from "../db/database.js";
+import { parseDateTime } from "../graphql/date-time.js";
 import { formatError } from "../graphql/errors.js";
 import { buildSchema } from "../graphql/schema.js";
 import { createLogger } from "../log/logger.js";
@@ -72,7 +73,7 @@ const AVAILABILITY_FIGURES =
 
 const AVAILABILITY_QUERY = `query AvailabilityReport($cluster: String, $from: DateTime!, $to: DateTime!, $groupBy: [ReportGrouping!], $flapThresholdSeconds: Int, $nodes: Boolean!) {
   availabilityReport(cluster: $cluster, from: $from, to: $to, groupBy: $groupBy, flapThresholdSeconds: $flapThresholdSeconds) {
-    from to groupBy
+    from to groupBy clustersNotConfigured
     groups { nodeCount ${AVAILABILITY_FIGURES} }
     total { nodeCount ${AVAILABILITY_FIGURES} }
     nodes @include(if: $nodes) { cluster node deleted ${AVAILABILITY_FIGURES} }
@@ -109,10 +110,13 @@ export interface ReportPlan {
   variables: Record<string, unknown>;
 }
 
+/** A flag's time, read by the API's own DateTime parser: what the service would refuse is refused here, never rolled over. */
 function parseTime(text: string, flag: string): Date {
-  const ms = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms)) throw new ConfigError(`${flag}: "${text}" is not a time (e.g. 2026-11-01T00:00:00Z)`);
-  return new Date(ms);
+  try {
+    return parseDateTime(text);
+  } catch (error) {
+    throw new ConfigError(`${flag}: ${(error as Error).message.replace(/^DateTime must be/, "must be")}`);
+  }
 }
 
 /** `zone,pool,label:team` to ReportGrouping inputs. */

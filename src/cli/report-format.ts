@@ -22,6 +22,8 @@ export interface AvailabilityData {
   groups: AvailabilityGroupData[];
   total: AvailabilityGroupData;
   nodes?: AvailabilityNodeData[];
+  /** Clusters of the report the service no longer watches; null when not known (read from a database). */
+  clustersNotConfigured: string[] | null;
 }
 
 /** The figures a group and a node share, as the API serves them. */
@@ -186,11 +188,14 @@ export function availabilityTable(report: AvailabilityData): string {
     ],
     left,
   );
-  const parts = [`Availability from ${report.from} to ${report.to}`, "", groups];
+  const gone = new Set(report.clustersNotConfigured ?? []);
+  const heading = [`Availability from ${report.from} to ${report.to}`];
+  if (gone.size) heading.push(`Not configured any more (recorded history only): ${[...gone].join(", ")}`);
+  const parts = [...heading, "", groups];
   if (report.nodes) {
     const nodes = renderTable(
       ["CLUSTER", "NODE", ...dims.map((d) => d.toUpperCase()), "DELETED", ...AVAILABILITY_COLUMNS],
-      report.nodes.map((n) => [n.cluster, n.node, ...keyCells(dims, n.key), n.deleted ? "yes" : "", ...availabilityCells(n)]),
+      report.nodes.map((n) => [gone.has(n.cluster) ? `${n.cluster} (not configured)` : n.cluster, n.node, ...keyCells(dims, n.key), n.deleted ? "yes" : "", ...availabilityCells(n)]),
       new Set([0, 1, ...dims.map((_, i) => i + 2), dims.length + 2]),
     );
     parts.push("", nodes);
