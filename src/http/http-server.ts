@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "../log/logger.js";
+import { WEB_PREFIX } from "./web-assets.js";
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -103,7 +104,9 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
     } finally {
       if (path !== "/healthz" && path !== "/readyz" && path !== "/metrics") {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        logger.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+        // A page's scripts and styles are a dozen requests each time it loads: debug, not a line each.
+        const level = path.startsWith(WEB_PREFIX) && res.statusCode < 400 ? "debug" : "info";
+        logger[level]({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
       }
     }
   };
