@@ -52,6 +52,7 @@ export class InventoryService {
         lastError: status.lastError ?? null,
         metricsAvailable: status.metricsAvailable,
         simulated: this.clusters.isSimulated(cache.name),
+        disconnectedSince: status.disconnectedSince ?? null,
       };
     });
   }
