@@ -113,11 +113,20 @@ export interface App {
 const HTTP_DRAIN_MS = 3_000;
 
 /**
+ * Apollo's CSRF prevention, with the Authorization header among the headers that prove a
+ * request is no browser's simple request: a page on another origin cannot send one without a
+ * preflight, so a GET that carries a bearer token (urql's default, which sends no content type)
+ * is served; one with neither that nor a non-simple content type is still refused.
+ */
+const CSRF_PREVENTION = { requestHeaders: ["x-apollo-operation-name", "apollo-require-preflight", "authorization"] };
+
+/**
  * The composition root: builds every dependency from `config` (or takes it from
  * `overrides`) and owns the order in which they start and stop.
  */
 export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const logger = overrides.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
+  const apolloLogger = logger.child({ component: "apollo" });
   let state: AppState = "created";
   let url = "";
   let database: Database | undefined;
@@ -319,7 +328,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         stringifyResult: prerenderedAnswers.stringifyResult,
         includeStacktraceInErrorResponses: false,
         // On by default; said here because the local admin of a server without auth depends on it.
-        csrfPrevention: true,
+        csrfPrevention: CSRF_PREVENTION,
+        // Apollo's own lines as our JSON lines, not console text.
+        logger: apolloLogger,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         // Signals belong to the CLI, which stops the whole app in order (Apollo's own handler
         // would stop only Apollo, then kill the process again).
@@ -335,7 +346,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         schema: buildSubgraph(resolverSets, inventory),
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
         includeStacktraceInErrorResponses: false,
-        csrfPrevention: true,
+        csrfPrevention: CSRF_PREVENTION,
+        // "Enabling inline tracing for this subgraph" and the like, as our JSON lines.
+        logger: apolloLogger,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         stopOnTerminationSignals: false,
         // The same rules as /graphql: policy (role, depth, cost), subscriptions only over WebSocket, introspection.

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "../log/logger.js";
 import { effectiveTotal, limitConnections, type ConnectionLimits } from "./connection-limits.js";
+import { WEB_PREFIX } from "./web-assets.js";
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -124,7 +125,9 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         // A path is the caller's text: logged cut, so a flood of long ones cannot fill the log.
         const logged = path.length > LOGGED_PATH_LENGTH ? `${path.slice(0, LOGGED_PATH_LENGTH)}…` : path;
-        logger.info({ requestId, method: req.method, path: logged, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+        // A page's scripts and styles are a dozen requests each time it loads: debug, not a line each.
+        const level = path.startsWith(WEB_PREFIX) && res.statusCode < 400 ? "debug" : "info";
+        logger[level]({ requestId, method: req.method, path: logged, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
       }
     }
   };

@@ -46,6 +46,9 @@ export class ServiceMetrics {
     this.operationNames = new Set([...SHIPPED_OPERATIONS, ...operationNames]);
     // Process and Node.js defaults keep their standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes …).
     collectDefaultMetrics({ register: this.registry });
+    // Except three gauges named like counters (`promtool check metrics` refuses a gauge ending in
+    // _total): their values are the sums of nodejs_active_handles, _requests and _resources by type.
+    for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) this.registry.removeSingleMetric(name);
     const registers = [this.registry];
     const metrics = this;
     const perCluster = (read: (cache: ReturnType<ClusterRegistry["all"]>[number]) => number) => (gauge: Gauge<"cluster">) => {
