@@ -221,7 +221,8 @@ async function taint(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
   return 0;
 }
 
-const DRAIN_FIELDS = `id node status dryRun message progressPercent remainingPods warnings pods { namespace name status reason action blockedBy }`;
+const DRAIN_FIELDS = `id node status dryRun message progressPercent remainingPods warnings
+  podsByPhase { notStarted evicting terminating gone notRemoved } pods { namespace name status reason action blockedBy }`;
 
 async function drain(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
   // kubectl's --dry-run takes none|client|server; any but none is a plan here.

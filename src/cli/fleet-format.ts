@@ -97,6 +97,7 @@ export interface DrainState {
   progressPercent: number;
   remainingPods: number;
   warnings: string[];
+  podsByPhase: { notStarted: number; evicting: number; terminating: number; gone: number; notRemoved: number };
   pods: { namespace: string; name: string; status: string; reason: string | null; action: string | null; blockedBy: string | null }[];
 }
 
@@ -104,11 +105,38 @@ export const isFinal = (status: DrainState["status"]) => status === "SUCCEEDED" 
 
 const BAR = 30;
 
-/** One terminal line: a bar, the share done, the pods left and, while one is, the PodDisruptionBudget that blocks. */
+/** The bar's marks, one per phase, in the order a pod moves through them. */
+const MARKS = [
+  ["gone", "#"],
+  ["terminating", "="],
+  ["evicting", "~"],
+  ["notStarted", "-"],
+] as const;
+
+/** Shares of `width` in proportion to `counts`, summing to `width` exactly (largest remainders). */
+function apportion(counts: readonly number[], width: number): number[] {
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total === 0) return counts.map(() => 0);
+  const exact = counts.map((n) => (n / total) * width);
+  const cells = exact.map(Math.floor);
+  let left = width - cells.reduce((a, b) => a + b, 0);
+  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0]);
+  for (const [, i] of order) if (left-- > 0) cells[i]!++;
+  return cells;
+}
+
+/**
+ * One terminal line: a bar of the pods to remove by phase (`#` gone, `=` terminating, `~` being
+ * evicted, `-` not started), the share gone, the count in each phase and, while one does, the
+ * PodDisruptionBudget that blocks.
+ */
 export function progressLine(op: DrainState): string {
-  const done = Math.round((Math.min(100, Math.max(0, op.progressPercent)) / 100) * BAR);
+  const phases = op.podsByPhase;
+  const cells = apportion(MARKS.map(([phase]) => phases[phase]), BAR);
+  const bar = MARKS.map(([, mark], i) => mark.repeat(cells[i]!)).join("") || "-".repeat(BAR);
   const blocked = [...new Set(op.pods.filter((p) => p.status === "BLOCKED").map((p) => p.blockedBy ?? "a PodDisruptionBudget"))];
-  const parts = [`[${"#".repeat(done)}${"-".repeat(BAR - done)}] ${Math.floor(op.progressPercent).toString().padStart(3)}%`, `${op.remainingPods} pod(s) left`];
+  const counts = [`${phases.gone} gone`, `${phases.terminating} terminating`, `${phases.evicting} evicting`, `${phases.notStarted} not started`].join(", ");
+  const parts = [`[${bar}] ${Math.floor(op.progressPercent).toString().padStart(3)}%`, counts];
   if (blocked.length) parts.push(`blocked by PodDisruptionBudget ${blocked.join(", ")}`);
   return `node/${op.node} ${parts.join("  ")}`;
 }

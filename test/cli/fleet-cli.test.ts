@@ -166,7 +166,7 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
   test("drain on a terminal: a progress bar naming the blocking budget, redrawn in place; exit 1 when it FAILED, 0 when it SUCCEEDED", async () => {
     const blocked = await onTerminal(["drain", ledgerNode, ...ALL_FLAGS, "--timeout", "4s", "--url", url], {});
     assert.equal(blocked.code, 1, blocked.stdout + blocked.stderr);
-    assert.match(blocked.stdout, /\r\x1b\[2Knode\/\S+ \[[#-]{30}\] +\d+%  \d+ pod\(s\) left  blocked by PodDisruptionBudget [^\r]*\bledger\b/);
+    assert.match(blocked.stdout, /\r\x1b\[2Knode\/\S+ \[[#=~-]{30}\] +\d+%  \d+ gone, \d+ terminating, [1-9]\d* evicting, \d+ not started  blocked by PodDisruptionBudget [^\r]*\bledger\b/);
     assert.ok(!/^error when evicting/m.test(blocked.stdout), "no per-change lines on a terminal");
     assert.match(blocked.stdout, /\r\x1b\[2Kerror: .*timeout/);
     await cli(["uncordon", ledgerNode]);

@@ -200,7 +200,8 @@ describe("the web UI in a real browser, on the real program watching the simulat
     const rows = await page.$$eval("section.drain tr[data-pod]", (trs) => trs.map((tr) => [tr.getAttribute("data-pod"), tr.getAttribute("data-status")]).sort());
     assert.deepEqual(rows, done.pods.map((p: { namespace: string; name: string; status: string }) => [`${p.namespace}/${p.name}`, p.status]).sort());
     assert.ok(rows.some(([, status]) => status === "EVICTED"), JSON.stringify(rows));
-    await drain.getByText("100%, 0 pods remaining").waitFor();
+    await drain.locator('[data-phases][data-notstarted="0"][data-evicting="0"][data-terminating="0"]').waitFor();
+    assert.match((await drain.locator(".phase-words").textContent())!, /^100% gone of \d+ pods to remove: \d+ gone, 0 terminating/);
     // The history shows the drain, and the node is cordoned.
     await page.locator(".timeline .entry.maintenance").filter({ hasText: "drain succeeded by oncall" }).waitFor({ timeout: 30_000 });
     await page.locator('main[data-cordoned="true"]').waitFor();

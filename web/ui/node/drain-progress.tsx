@@ -3,10 +3,45 @@
 import { useEffect, useState } from "preact/hooks";
 import { gql, subscribe, type ApiError } from "../api";
 import { when } from "../format";
-import { CANCEL_DRAIN, DRAIN_PROGRESS, type DrainData } from "./node-queries";
+import { CANCEL_DRAIN, DRAIN_PROGRESS, type DrainData, type DrainPhase, type PhaseCounts } from "./node-queries";
 import { ErrorNote } from "../error-note";
 
 const isFinal = (drain: DrainData) => drain.status !== "RUNNING" && drain.status !== "PENDING";
+
+/** The phases a pod to remove goes through, in order, with what the page calls them. */
+const PHASES: [keyof PhaseCounts, DrainPhase, string][] = [
+  ["gone", "GONE", "gone"],
+  ["terminating", "TERMINATING", "terminating (eviction accepted, waiting for the pod to go)"],
+  ["evicting", "EVICTING", "evicting"],
+  ["notStarted", "NOT_STARTED", "not started"],
+];
+const PHASE_NAMES: Record<DrainPhase, string> = { GONE: "gone", TERMINATING: "terminating", EVICTING: "evicting", NOT_STARTED: "not started", NOT_REMOVED: "left on the node" };
+
+/** The pods to remove as one bar, a segment per phase, and the count of each in words. */
+function PhaseBar({ counts, percent }: { counts: PhaseCounts; percent: number }) {
+  const toRemove = counts.gone + counts.terminating + counts.evicting + counts.notStarted;
+  const words = PHASES.map(([key, , name]) => `${counts[key]} ${name}`).join(", ");
+  return (
+    <div
+      class="phases"
+      data-phases
+      data-gone={counts.gone}
+      data-terminating={counts.terminating}
+      data-evicting={counts.evicting}
+      data-notstarted={counts.notStarted}
+      data-notremoved={counts.notRemoved}
+    >
+      <div class="phase-track" role="img" aria-label={`${percent.toFixed(0)}% gone: ${words}`}>
+        {toRemove > 0 &&
+          PHASES.map(([key, phase]) => counts[key] > 0 && <span key={phase} class={`phase phase-${phase.toLowerCase()}`} style={{ width: `${(counts[key] / toRemove) * 100}%` }} />)}
+      </div>
+      <p class="phase-words">
+        {percent.toFixed(0)}% gone of {toRemove} {toRemove === 1 ? "pod" : "pods"} to remove: {words}
+        {counts.notRemoved ? `; ${counts.notRemoved} left on the node` : ""}
+      </p>
+    </div>
+  );
+}
 
 export function DrainProgress({ initial, mayCancel }: { initial: DrainData; mayCancel: boolean }) {
   const [drain, setState] = useState(initial);
@@ -36,15 +71,7 @@ export function DrainProgress({ initial, mayCancel }: { initial: DrainData; mayC
         {drain.reason ? ` (${drain.reason})` : ""}
         {drain.finishedAt ? `, finished ${when(drain.finishedAt)}` : ""}.
       </p>
-      <p>
-        <label>
-          Progress{" "}
-          <progress max={100} value={drain.progressPercent}>
-            {drain.progressPercent.toFixed(0)}%
-          </progress>
-        </label>{" "}
-        {drain.progressPercent.toFixed(0)}%, {drain.remainingPods} {drain.remainingPods === 1 ? "pod" : "pods"} remaining
-      </p>
+      <PhaseBar counts={drain.podsByPhase} percent={drain.progressPercent} />
       {drain.message && <p class={drain.status === "FAILED" ? "error" : "muted"}>{drain.message}</p>}
       {drain.warnings.map((warning) => (
         <p class="warn">{warning}</p>
@@ -60,6 +87,7 @@ export function DrainProgress({ initial, mayCancel }: { initial: DrainData; mayC
         <thead>
           <tr>
             <th scope="col">Pod</th>
+            <th scope="col">Phase</th>
             <th scope="col">Status</th>
             <th scope="col">Action</th>
             <th scope="col">Attempts</th>
@@ -68,10 +96,11 @@ export function DrainProgress({ initial, mayCancel }: { initial: DrainData; mayC
         </thead>
         <tbody>
           {drain.pods.map((pod) => (
-            <tr key={`${pod.namespace}/${pod.name}`} data-pod={`${pod.namespace}/${pod.name}`} data-status={pod.status}>
+            <tr key={`${pod.namespace}/${pod.name}`} data-pod={`${pod.namespace}/${pod.name}`} data-status={pod.status} data-phase={pod.phase}>
               <td>
                 {pod.namespace}/{pod.name}
               </td>
+              <td>{PHASE_NAMES[pod.phase]}</td>
               <td>
                 <span class={`badge pod-${pod.status.toLowerCase()}`}>{pod.status}</span>
               </td>

@@ -2,7 +2,8 @@
 
 export const DRAIN_FIELDS = `id cluster node status dryRun requestedBy reason startedAt finishedAt message remainingPods progressPercent warnings
   options { ignoreDaemonSets deleteEmptyDirData force gracePeriodSeconds timeoutSeconds podSelector disableEviction }
-  pods { namespace name status reason attempts action blockedBy }`;
+  podsByPhase { notStarted evicting terminating gone notRemoved }
+  pods { namespace name status phase reason attempts action blockedBy }`;
 
 const RESOURCES = `cpuMillicores memoryBytes pods ephemeralStorageBytes`;
 
@@ -63,10 +64,21 @@ export interface DrainPodData {
   namespace: string;
   name: string;
   status: string;
+  phase: DrainPhase;
   reason: string | null;
   attempts: number;
   action: string | null;
   blockedBy: string | null;
+}
+
+export type DrainPhase = "NOT_STARTED" | "EVICTING" | "TERMINATING" | "GONE" | "NOT_REMOVED";
+
+export interface PhaseCounts {
+  notStarted: number;
+  evicting: number;
+  terminating: number;
+  gone: number;
+  notRemoved: number;
 }
 
 export interface DrainData {
@@ -84,6 +96,7 @@ export interface DrainData {
   progressPercent: number;
   warnings: string[];
   options: Record<string, unknown>;
+  podsByPhase: PhaseCounts;
   pods: DrainPodData[];
 }
 
