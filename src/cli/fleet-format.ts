@@ -98,7 +98,39 @@ export interface DrainState {
   remainingPods: number;
   warnings: string[];
   podsByPhase: { notStarted: number; evicting: number; terminating: number; gone: number; notRemoved: number };
-  pods: { namespace: string; name: string; status: string; reason: string | null; action: string | null; blockedBy: string | null }[];
+  pods: { namespace: string; name: string; status: string; reason: string | null; action: string | null; blockedBy: string | null; unblockedBy?: string | null }[];
+}
+
+/** What blocks a drain, by the option that would unblock it, and that option as a flag of this CLI. */
+const BLOCKERS: Record<string, { what: string; flag: string; then: string }> = {
+  IGNORE_DAEMON_SETS: { what: "managed by a DaemonSet, which would put it back at once", flag: "--ignore-daemonsets", then: "to leave it" },
+  DELETE_EMPTY_DIR_DATA: { what: "has emptyDir data, lost when it is evicted", flag: "--delete-emptydir-data", then: "to evict it" },
+  FORCE: { what: "nothing would recreate it (no controller, or its DaemonSet is gone)", flag: "--force", then: "to remove it" },
+};
+
+/**
+ * A dry run as a plan, in this CLI's words: each pod it would evict (or delete), leave, or be
+ * stopped by (and the flag that would unblock it), then what the drain would do.
+ */
+export function planLines(op: DrainState): string[] {
+  const verb = (pod: DrainState["pods"][number]) => (pod.action === "DELETE" ? "delete" : "evict");
+  const lines = [`Plan for draining node/${op.node} (dry run: nothing was changed)`, `would cordon node/${op.node}`];
+  for (const pod of op.pods) if (pod.action) lines.push(`would ${verb(pod)} pod ${pod.namespace}/${pod.name}`);
+  for (const pod of op.pods) if (!pod.action && !pod.unblockedBy && pod.status !== "FAILED") lines.push(`would leave pod ${pod.namespace}/${pod.name}: ${pod.reason ?? "not to be removed"}`);
+  const blockers = op.pods.filter((pod) => !pod.action && (pod.unblockedBy || pod.status === "FAILED"));
+  for (const pod of blockers) {
+    const blocker = pod.unblockedBy ? BLOCKERS[pod.unblockedBy] : undefined;
+    lines.push(`blocks the drain: pod ${pod.namespace}/${pod.name}: ${blocker ? `${blocker.what} (${blocker.flag} ${blocker.then})` : (pod.reason ?? "refused")}`);
+  }
+  for (const warning of op.warnings) lines.push(`Note: ${warning}`);
+  const removed = op.pods.filter((pod) => pod.action).length;
+  if (!blockers.length) {
+    lines.push(`plan: node/${op.node} would be drained: ${removed} pod(s) ${op.pods.some((p) => p.action === "DELETE") ? "deleted" : "evicted"}, ${op.pods.length - removed} left`);
+    return lines;
+  }
+  const flags = Object.entries(BLOCKERS).flatMap(([option, { flag }]) => (blockers.some((pod) => pod.unblockedBy === option) ? [flag] : []));
+  lines.push(`plan: with these flags the drain would stop before removing any pod: ${blockers.length} pod(s) block it${flags.length ? `; add ${flags.join(" ")} to let it go on` : ""}`);
+  return lines;
 }
 
 export const isFinal = (status: DrainState["status"]) => status === "SUCCEEDED" || status === "FAILED" || status === "CANCELLED";

@@ -188,6 +188,7 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.getByLabel("ignore DaemonSet pods").check();
     await page.getByLabel("delete emptyDir data").check();
     await page.getByRole("button", { name: "Drain", exact: true }).click();
+    await page.locator('dialog[data-confirm="drain"]').getByRole("button", { name: `Drain ${node}` }).click();
     const drain = page.locator("section.drain");
     await drain.waitFor();
     await page.locator('section.drain[data-status="SUCCEEDED"]').waitFor({ timeout: 120_000 });
@@ -225,6 +226,7 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.getByLabel("delete emptyDir data").check();
     await page.getByLabel("force (pods without a controller)").check();
     await page.getByRole("button", { name: "Drain", exact: true }).click();
+    await page.locator('dialog[data-confirm="drain"]').getByRole("button", { name: `Drain ${node}` }).click();
     const row = page.locator(`section.drain tr[data-pod="payments/${ledger.metadata.name}"][data-status="BLOCKED"]`);
     await row.waitFor({ timeout: 60_000 });
     assert.equal(await row.locator("td").last().textContent(), "PodDisruptionBudget ledger");

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { gql, subscribe, type ApiError } from "../api";
 import { when } from "../format";
 import { CANCEL_DRAIN, DRAIN_PROGRESS, type DrainData, type DrainPhase, type PhaseCounts } from "./node-queries";
+import { BLOCKERS, OPTION_LABELS } from "./drain-options";
 import { ErrorNote } from "../error-note";
 
 const isFinal = (drain: DrainData) => drain.status !== "RUNNING" && drain.status !== "PENDING";
@@ -43,7 +44,76 @@ function PhaseBar({ counts, percent }: { counts: PhaseCounts; percent: number })
   );
 }
 
+/**
+ * A dry run as a plan, in this page's words: what would be evicted, what would stay, what stops
+ * the drain and which box of the form would unblock it. Never a failure: nothing was tried.
+ */
+function DrainPlan({ plan }: { plan: DrainData }) {
+  const id = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;
+  const removed = plan.pods.filter((p) => p.action);
+  const blockers = plan.pods.filter((p) => !p.action && (p.unblockedBy || p.status === "FAILED"));
+  const staying = plan.pods.filter((p) => !p.action && !blockers.includes(p));
+  const boxes = Object.entries(BLOCKERS).flatMap(([option, b]) => (blockers.some((p) => p.unblockedBy === option) ? [`“${OPTION_LABELS[b.option]}”`] : []));
+  const verb = plan.options.disableEviction ? "delete" : "evict";
+  return (
+    <section class="drain plan" aria-labelledby="plan-title" data-drain={plan.id} data-plan={blockers.length ? "blocked" : "drains"}>
+      <h3 id="plan-title">
+        Drain plan for {plan.node} <span class={`badge ${blockers.length ? "plan-blocked" : "plan-drains"}`}>{blockers.length ? "would stop before removing any pod" : "would drain the node"}</span>
+      </h3>
+      <p>
+        A dry run: nothing was changed. Planned by {plan.requestedBy} at {when(plan.startedAt)}
+        {plan.reason ? ` (${plan.reason})` : ""}.
+      </p>
+      {blockers.length > 0 && (
+        <div class="plan-blockers" data-blockers={blockers.length}>
+          <h4>
+            What stops it: {blockers.length} {blockers.length === 1 ? "pod" : "pods"}
+          </h4>
+          <ul>
+            {blockers.map((p) => {
+              const blocker = p.unblockedBy ? BLOCKERS[p.unblockedBy] : undefined;
+              return (
+                <li key={id(p)} data-pod={id(p)} data-unblocked-by={p.unblockedBy ?? ""}>
+                  <code>{id(p)}</code>: {blocker ? `${blocker.what}. Tick “${OPTION_LABELS[blocker.option]}” to ${blocker.then}.` : (p.reason ?? "refused")}
+                </li>
+              );
+            })}
+          </ul>
+          {boxes.length > 0 && <p class="plan-advice">Tick {boxes.join(" and ")}, then plan again or drain.</p>}
+        </div>
+      )}
+      <h4>
+        Would {verb} {removed.length} {removed.length === 1 ? "pod" : "pods"}
+        {blockers.length ? " once nothing stops it" : ""}
+      </h4>
+      <ul class="plan-pods" data-would={verb}>
+        {removed.map((p) => (
+          <li key={id(p)} data-pod={id(p)}>
+            <code>{id(p)}</code>
+          </li>
+        ))}
+      </ul>
+      <h4>
+        Would leave {staying.length} {staying.length === 1 ? "pod" : "pods"} on the node
+      </h4>
+      <ul class="plan-pods" data-would="leave">
+        {staying.map((p) => (
+          <li key={id(p)} data-pod={id(p)}>
+            <code>{id(p)}</code>
+            {p.reason ? `: ${p.reason}` : ""}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
 export function DrainProgress({ initial, mayCancel }: { initial: DrainData; mayCancel: boolean }) {
+  if (initial.dryRun) return <DrainPlan plan={initial} />;
+  return <RunningDrain initial={initial} mayCancel={mayCancel} />;
+}
+
+function RunningDrain({ initial, mayCancel }: { initial: DrainData; mayCancel: boolean }) {
   const [drain, setState] = useState(initial);
   // A final state (say, from cancelDrain's answer) is never replaced by a running one the
   // subscription sent before it and delivered after.
@@ -64,7 +134,7 @@ export function DrainProgress({ initial, mayCancel }: { initial: DrainData; mayC
   return (
     <section class="drain" aria-labelledby="drain-title" data-drain={drain.id} data-status={drain.status}>
       <h3 id="drain-title">
-        {drain.dryRun ? "Drain plan (dry run)" : "Drain"} <span class={`badge drain-${drain.status.toLowerCase()}`}>{drain.status}</span>
+        Drain <span class={`badge drain-${drain.status.toLowerCase()}`}>{drain.status}</span>
       </h3>
       <p>
         Requested by {drain.requestedBy} at {when(drain.startedAt)}

@@ -3,7 +3,7 @@
 export const DRAIN_FIELDS = `id cluster node status dryRun requestedBy reason startedAt finishedAt message remainingPods progressPercent warnings
   options { ignoreDaemonSets deleteEmptyDirData force gracePeriodSeconds timeoutSeconds podSelector disableEviction }
   podsByPhase { notStarted evicting terminating gone notRemoved }
-  pods { namespace name status phase reason attempts action blockedBy }`;
+  pods { namespace name status phase reason attempts action blockedBy unblockedBy }`;
 
 const RESOURCES = `cpuMillicores memoryBytes pods ephemeralStorageBytes`;
 
@@ -69,6 +69,8 @@ export interface DrainPodData {
   attempts: number;
   action: string | null;
   blockedBy: string | null;
+  /** For a pod that stops the drain: the option (IGNORE_DAEMON_SETS, DELETE_EMPTY_DIR_DATA, FORCE) that would let it go on. */
+  unblockedBy: string | null;
 }
 
 export type DrainPhase = "NOT_STARTED" | "EVICTING" | "TERMINATING" | "GONE" | "NOT_REMOVED";
