@@ -161,7 +161,7 @@ describe("the wallboard says what it knows and what it does not, in a real brows
 
   test("names mode shows each node's name on its tile; a label level without a key keeps the clusters apart", async () => {
     const page = await fleet("?group=CLUSTER");
-    await page.getByLabel("Show names").check();
+    await page.getByLabel("Text on tiles").check();
     await page.waitForFunction(() => document.querySelector(".fleet-groups")!.classList.contains("names"));
     await page.waitForFunction(() => {
       const tile = document.querySelector('a.tile[data-node="east/general-b-ft985"]');
@@ -174,6 +174,10 @@ describe("the wallboard says what it knows and what it does not, in a real brows
     assert.deepEqual(clipped, []);
     assert.match(page.url(), /[?&]names=1/);
     await page.screenshot({ path: join(ARTIFACTS, "fleet-names-mode.png"), fullPage: true });
+    // Opened with text on tiles from its address: loaded means every node counted, not an empty drawing first.
+    await fleet("?group=CLUSTER&names=1");
+    assert.equal((await summary(page)).nodes, 20);
+    assert.equal(await page.locator("a.tile[data-node]").count(), 20);
 
     await page.getByLabel("Grouping level 1").selectOption("LABEL");
     await page.locator("[data-label-key-missing]").waitFor();
@@ -182,7 +186,7 @@ describe("the wallboard says what it knows and what it does not, in a real brows
     await page.getByLabel("Label key").fill("node-pool");
     await page.waitForFunction(() => Array.from(document.querySelectorAll("h2.group-header")).every((h) => !["east", "west"].includes(h.getAttribute("data-group")!)));
     assert.equal(await page.locator("[data-label-key-missing]").count(), 0);
-    await page.getByLabel("Show names").uncheck();
+    await page.getByLabel("Text on tiles").uncheck();
   });
 
   test("a drain asks first, naming the node, its pods and the reason; Cancel changes nothing; then its progress moves pod by pod", async () => {
