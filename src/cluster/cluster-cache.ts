@@ -17,6 +17,8 @@ export interface NodeChange {
   after?: CachedNode;
   /** Seen by comparing a relist with the cache rather than from a watch event: we were not looking when it happened. */
   relisted: boolean;
+  /** When the watch (or the relist) delivered it: history's time for it, however late it is written. */
+  observedAt: Date;
 }
 
 export interface ClusterStatus {
@@ -193,14 +195,14 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
         for (const [name, before] of this.nodes) {
           if (!items.has(name)) {
             this.nodes.delete(name);
-            this.emit("node", { cluster: this.name, name, before, relisted: true });
+            this.emit("node", { cluster: this.name, name, before, relisted: true, observedAt: new Date() });
           }
         }
         for (const [name, after] of items) {
           const before = this.nodes.get(name);
           this.nodes.set(name, after);
           if (before?.resourceVersion !== after.resourceVersion) {
-            this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: true });
+            this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: true, observedAt: new Date() });
           }
         }
         // After a relist, what changed while the watch was down is only knowable by comparison.
@@ -209,13 +211,13 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       upsert: (name, after) => {
         const before = this.nodes.get(name);
         this.nodes.set(name, after);
-        this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: false });
+        this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: false, observedAt: new Date() });
       },
       remove: (name) => {
         const before = this.nodes.get(name);
         if (!before) return;
         this.nodes.delete(name);
-        this.emit("node", { cluster: this.name, name, before, relisted: false });
+        this.emit("node", { cluster: this.name, name, before, relisted: false, observedAt: new Date() });
       },
     };
   }
