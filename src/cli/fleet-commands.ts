@@ -6,7 +6,7 @@
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ConfigError } from "../config/config.js";
-import { changeLines, finalLine, formatNodes, isFinal, progressLine, staleWarnings, type ClusterLiveness, type DrainState, type NodeRow, type NodesFormat } from "./fleet-format.js";
+import { changeLines, finalLine, formatNodes, isFinal, planLines, progressLine, staleWarnings, type ClusterLiveness, type DrainState, type NodeRow, type NodesFormat } from "./fleet-format.js";
 import { parseDuration } from "./durations.js";
 import { terminalText } from "./output-escaping.js";
 import { request, ServiceError, serviceTarget, subscribe, type ServiceTarget } from "./service-client.js";
@@ -241,7 +241,8 @@ async function taint(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
   return 0;
 }
 
-const DRAIN_FIELDS = `id node status dryRun message progressPercent remainingPods warnings pods { namespace name status reason action blockedBy }`;
+const DRAIN_FIELDS = `id node status dryRun message progressPercent remainingPods warnings
+  podsByPhase { notStarted evicting terminating gone notRemoved } pods { namespace name status reason action blockedBy unblockedBy }`;
 
 async function drain(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo & { control: (sequence: string) => void }): Promise<number> {
   // kubectl's --dry-run takes none|client|server; any but none is a plan here.
@@ -283,6 +284,11 @@ async function drain(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
     { ...ref, options, reason: flags.reason },
   );
   let last: DrainState = started.drainNode;
+  if (last.dryRun) {
+    // A plan, not a drain that happened: what it would do, what stops it and which flag unblocks it.
+    for (const line of planLines(last)) io.out(line + "\n");
+    return last.status === "SUCCEEDED" ? 0 : 1;
+  }
   const show = (next: DrainState, previous: DrainState | undefined) => {
     if (!io.tty) {
       for (const line of changeLines(previous, next)) io.out(line + "\n");

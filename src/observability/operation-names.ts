@@ -20,6 +20,7 @@ export const SHIPPED_OPERATIONS: readonly string[] = [
   "NodeFacts",
   "NodeMaintenance",
   "NodePage",
+  "ReadyInGroup",
   "Trends",
   "Uncordon",
   // src/cli

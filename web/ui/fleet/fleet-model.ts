@@ -66,7 +66,7 @@ export const DIMENSION_NAMES: Record<Exclude<Dimension, `label:${string}`>, stri
 };
 
 /** As the capacity and availability reports read a pool: managed node groups, Karpenter, then `node-pool`. */
-const POOL_LABELS = ["eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "kubernetes.azure.com/agentpool", "karpenter.sh/nodepool", "node-pool"];
+export const POOL_LABELS = ["eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "kubernetes.azure.com/agentpool", "karpenter.sh/nodepool", "node-pool"];
 
 /** A node's value for a grouping, as the reports compute it; null when it has none. */
 export function groupValue(dimension: Dimension, node: TileNode): string | null {
