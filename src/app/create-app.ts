@@ -307,7 +307,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
-        nodeLifecycleResolvers(inventory, new KubeletConfigReader(clusters)),
+        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters)),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).

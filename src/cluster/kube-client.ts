@@ -219,37 +219,48 @@ export class KubeClient {
   }
 
   /**
-   * GET `path` as text, at most `maxBytes` of it (the rest is not read: `truncated`); rejects
-   * with KubeApiError on a non-2xx answer. For the kubelet's answers through the node proxy.
+   * GET `path` as text, at most `maxBytes` of it (`truncated` when there was more): the first
+   * bytes (`keep` "head": the rest is not read), or the last ("tail": the answer is read through,
+   * keeping no more than that). Rejects with KubeApiError on a non-2xx answer. For the kubelet's
+   * answers through the node proxy.
    */
-  async getText(path: string, query: Record<string, string | number | boolean | undefined>, maxBytes: number, timeoutMs = 15_000): Promise<{ text: string; truncated: boolean }> {
+  async getText(path: string, query: Record<string, string | number | boolean | undefined>, maxBytes: number, keep: "head" | "tail" = "head", timeoutMs = 15_000): Promise<{ text: string; truncated: boolean }> {
     const url = this.urlFor(path, query);
     const options: HttpRequestOptions = { method: "GET", headers: { accept: "text/plain, application/json" } };
     await this.kubeConfig.applyToHTTPSOptions(options);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const req = send(url, options, (res) => {
-        const chunks: Buffer[] = [];
+        let chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
+        let done = false;
         const finish = () => {
-          const text = Buffer.concat(chunks).subarray(0, maxBytes).toString("utf8");
+          done = true;
+          const all = Buffer.concat(chunks);
+          const text = (keep === "head" ? all.subarray(0, maxBytes) : all.subarray(Math.max(0, all.length - maxBytes))).toString("utf8");
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) resolve({ text, truncated });
           else reject(apiErrorOf(status, text, `GET ${path}`, true));
         };
         res.on("data", (chunk: Buffer) => {
-          if (truncated) return;
+          if (done) return;
           chunks.push(chunk);
           size += chunk.length;
-          if (size > maxBytes) {
-            truncated = true;
+          if (size <= maxBytes) return;
+          truncated = true;
+          if (keep === "head") {
             finish();
             res.destroy();
+            return;
           }
+          // Keep the last maxBytes only.
+          const kept = Buffer.concat(chunks).subarray(size - maxBytes);
+          chunks = [kept];
+          size = kept.length;
         });
-        res.on("error", (error) => (truncated ? undefined : reject(error)));
-        res.on("end", () => (truncated ? undefined : finish()));
+        res.on("error", (error) => (done ? undefined : reject(error)));
+        res.on("end", () => (done ? undefined : finish()));
       });
       req.setTimeout(timeoutMs, () => req.destroy(new KubeRequestError(`GET ${path}`, `no answer within ${timeoutMs} ms`)));
       req.on("error", reject);
