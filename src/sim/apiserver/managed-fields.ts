@@ -42,11 +42,12 @@ function isObject(v: unknown): v is Obj {
 const keyOf = (joined: string) => joined;
 
 /** The paths of every field set in `obj` (leaves, granular maps, keyed list items). */
-export function fieldPaths(obj: Obj, withStatus: boolean): Set<string> {
+export function fieldPaths(obj: Obj, withStatus: boolean, mapDots = true): Set<string> {
   const out = new Set<string>();
   const walk = (value: unknown, path: Path, field: string) => {
     if (isObject(value)) {
-      if (path.length && (GRANULAR_MAPS.has(field) || path[path.length - 1]!.startsWith("k:"))) out.add(keyOf([...path, "."].join("\u0000")));
+      // A keyed list item is owned as itself; a map only by an update that brought it (an apply owns its keys).
+      if (path.length && ((mapDots && GRANULAR_MAPS.has(field)) || path[path.length - 1]!.startsWith("k:"))) out.add(keyOf([...path, "."].join("\u0000")));
       const entries = Object.entries(value);
       if (entries.length === 0 && path.length) out.add(keyOf(path.join("\u0000")));
       for (const [k, v] of entries) walk(v, [...path, `f:${k}`], k);
@@ -150,7 +151,12 @@ export function recordUpdate(before: Obj | undefined, after: Obj, manager: strin
   const entries = entriesOf(before);
   const afterPaths = fieldPaths(after, withStatus);
   const changed = new Set<string>();
-  for (const p of afterPaths) if (!before || !sameValue(valueAt(before, split(p)), valueAt(after, split(p)))) changed.add(p);
+  for (const p of afterPaths) {
+    // A map's own entry changes hands only when the map comes into being.
+    const dot = p.endsWith("\u0000.");
+    const was = before ? valueAt(before, split(p)) : undefined;
+    if (dot ? was === undefined : !before || !sameValue(was, valueAt(after, split(p)))) changed.add(p);
+  }
   const removed = new Set<string>();
   if (before) for (const p of fieldPaths(before, withStatus)) if (!afterPaths.has(p)) removed.add(p);
   if (changed.size === 0 && removed.size === 0) {
@@ -243,7 +249,7 @@ function merge(live: unknown, applied: unknown, field: string): unknown {
  */
 export function serverSideApply(live: Obj | undefined, applied: Obj, manager: string, apiVersion: string, time: string, force: boolean, withStatus: boolean): Obj {
   const entries = entriesOf(live);
-  const appliedPaths = fieldPaths(applied, withStatus);
+  const appliedPaths = fieldPaths(applied, withStatus, false);
   const conflicts: { entry: ManagedFieldsEntry; path: string }[] = [];
   const isMine = (e: ManagedFieldsEntry) => e.manager === manager && e.operation === "Apply";
   if (live) {
@@ -273,7 +279,10 @@ export function serverSideApply(live: Obj | undefined, applied: Obj, manager: st
     for (const p of forced) owned.delete(p);
     if (owned.size) kept.push({ ...e, fieldsV1: toFieldsV1(owned) });
   }
-  kept.push({ manager, operation: "Apply", apiVersion, time, fieldsType: "FieldsV1", fieldsV1: toFieldsV1(appliedPaths) });
+  const fieldsV1 = toFieldsV1(appliedPaths);
+  // An apply that changes nothing keeps its entry as it was, time and all (so the object is not written).
+  const unchanged = previous && live && previous.apiVersion === apiVersion && sameValue(previous.fieldsV1, fieldsV1) && sameValue({ ...result, metadata: { ...result.metadata, managedFields: undefined } }, { ...live, metadata: { ...live.metadata, managedFields: undefined } });
+  kept.push(unchanged ? previous : { manager, operation: "Apply", apiVersion, time, fieldsType: "FieldsV1", fieldsV1 });
   result.metadata ??= {};
   result.metadata.managedFields = sortEntries(kept);
   return result;
