@@ -48,6 +48,13 @@ describe("the history checker: node changes, cordons and drains", () => {
     assert.deepEqual([bad.changes.lost, bad.maintenance.lost, bad.failed], [1, 1, true]);
   });
 
+  test("a change written again long after it happened is a duplicate; one recorded before anything of its kind happened is a phantom", () => {
+    const replay = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11)), changeRow("LABELS", "team", null, "a", s(60))] }), { ...opts, fields: ["LABELS"] });
+    assert.deepEqual([replay.changes.duplicated, replay.changes.phantom, replay.failed], [1, 0, true]);
+    const early = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", "x", "b", s(-30)), changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11))] }), { ...opts, fields: ["LABELS"] });
+    assert.deepEqual([early.changes.duplicated, early.changes.phantom, early.failed], [0, 1, true]);
+  });
+
   test("a reconciled change after an outage is recorded, however late", () => {
     const report = checkHistory(facts.slice(0, 1), history({ changes: [changeRow("LABELS", "team", null, "a", s(300), true)] }), opts);
     assert.deepEqual([report.changes.lost, report.changes.phantom, report.changes.timeOff], [0, 0, 0]);
