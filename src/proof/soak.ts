@@ -50,6 +50,8 @@ export interface SoakReport {
   changesChecked: number;
   maintenanceChecked: number;
   lost: number;
+  /** Not lost: undone or superseded while no replica recorded (./history-checker.ts). */
+  unobservable: number;
   duplicated: number;
   phantom: number;
   chainBreaks: number;
@@ -117,6 +119,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const activeDrains = new Map<string, string>();
   const timers: NodeJS.Timeout[] = [];
   let faultOpen = 0;
+  // While the apiserver is down nothing writes to the cluster (this driver's churn waits too).
+  let simDown = false;
+  // Spans when the recording replica was down or frozen (./history-checker.ts, gaps).
+  const gaps: [number, number][] = [];
+  let gapOpen: number | undefined;
   let stopping = false;
   let failedEarly = true;
 
@@ -187,6 +194,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const nodes = () => sim.cluster.nodeNames().filter((n) => ![...activeDrains.values()].includes(n));
     timers.push(
       setInterval(() => {
+        if (simDown) return;
         const candidates = nodes();
         if (candidates.length === 0) return;
         const node = rng.pick(candidates);
@@ -248,6 +256,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const inject: Record<FaultKind, () => Promise<void>> = {
       kill: async () => {
         const r = rng.pick(replicas.filter((x) => x.running));
+        if (r === leader()) gapOpen = Date.now();
         log(`fault kill: replica ${r.index} (pid ${r.pid})${r === leader() ? ", the leader" : ""}`);
         await r.kill();
         await sleep(rng.int(500, 3_000));
@@ -255,6 +264,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       },
       freeze: async () => {
         const r = leader() ?? rng.pick(replicas.filter((x) => x.running));
+        gapOpen = Date.now();
         log(`fault freeze: replica ${r.index} (pid ${r.pid}) stopped past its Lease (${leaseSeconds} s)`);
         r.freeze();
         await sleep(leaseSeconds * 1000 + rng.int(1_000, 4_000));
@@ -272,15 +282,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       },
       "sim-restart": async () => {
         log("fault sim-restart: the apiserver restarts with the same state");
-        await sim.restart({ downMs: rng.int(500, 3_000) });
+        simDown = true;
+        await sim.restart({ downMs: rng.int(500, 3_000) }).finally(() => (simDown = false));
       },
       "rv-reset": async () => {
         log(`fault rv-reset: the apiserver restarts with resourceVersions counted again (was ${sim.cluster.store.resourceVersion})`);
-        await sim.restart({ downMs: rng.int(500, 2_000), resourceVersionsBack: true });
+        simDown = true;
+        await sim.restart({ downMs: rng.int(500, 2_000), resourceVersionsBack: true }).finally(() => (simDown = false));
       },
       skew: async () => {
         const r = rng.pick(replicas.filter((x) => x.running));
         const skewMs = rng.pick([-1, 1]) * rng.int(leaseSeconds * 500, leaseSeconds * 3_000);
+        if (r === leader()) gapOpen = Date.now();
         log(`fault skew: replica ${r.index} restarted with its clock ${skewMs} ms off`);
         await r.kill();
         await restartSlot(r, skewMs);
@@ -299,6 +312,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         activeDrains.set(id, node);
         void watchDrain(id, node);
         await sleep(rng.int(100, 1_500));
+        if (runner === leader()) gapOpen = Date.now();
         log(`fault drain: ${node} draining (${id}); its runner replica ${runner.index} killed`);
         await runner.kill();
         await sleep(rng.int(500, 2_000));
@@ -323,6 +337,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       await sleep(leaseSeconds * 1000);
       faultOpen--;
       faultWindows.push([opened, Date.now()]);
+      if (gapOpen !== undefined) {
+        // Until the new leader's reconcile: the Lease once more, and the write.
+        gaps.push([gapOpen, Date.now() + leaseSeconds * 1000 + 5_000]);
+        gapOpen = undefined;
+      }
     }
     const left = started + durationMs - Date.now();
     if (left > 0) await sleep(left);
@@ -354,7 +373,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   let check: CheckReport;
   try {
     const facts = parseGroundTruth(await readFile(truthFile, "utf8"));
-    check = checkHistory(facts, await readRecordedHistory(database), { toleranceMs: o.toleranceMs ?? 5_000, finalNodes: drainEnds });
+    check = checkHistory(facts, await readRecordedHistory(database), { toleranceMs: o.toleranceMs ?? 5_000, finalNodes: drainEnds, gaps });
   } finally {
     // A failed run keeps its database (stopped) beside the ground truth, for a look.
     if (check! && check.failed) await postgres?.stop("fast").catch(() => undefined);
@@ -376,7 +395,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   }
   const during = probes.filter((p) => p.duringFault);
   const round = (n: number | null) => (n === null ? null : Math.round(n * 10) / 10);
-  const sum = (k: "lost" | "duplicated" | "phantom" | "chainBreaks" | "outOfOrder" | "timeOff") => check.transitions[k] + check.changes[k] + check.maintenance[k];
+  const sum = (k: "lost" | "unobservable" | "duplicated" | "phantom" | "chainBreaks" | "outOfOrder" | "timeOff") => check.transitions[k] + check.changes[k] + check.maintenance[k];
   const report: SoakReport = {
     seed: o.seed,
     minutes: o.minutes,
@@ -386,6 +405,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     changesChecked: check.changes.checked,
     maintenanceChecked: check.maintenance.checked,
     lost: sum("lost"),
+    unobservable: sum("unobservable"),
     duplicated: sum("duplicated"),
     phantom: sum("phantom"),
     chainBreaks: sum("chainBreaks"),
@@ -415,7 +435,7 @@ export function formatSoak(r: SoakReport): string {
     `soak: ${r.minutes} min, seed ${r.seed}, ${r.replicas} replica(s) on ${r.database}`,
     `faults: ${Object.entries(r.faults).map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`,
     `checked: ${r.transitionsChecked} transitions, ${r.changesChecked} node changes, ${r.maintenanceChecked} cordons, ${r.drains.checked} drains (${r.drains.evictions} evictions)`,
-    `lost ${r.lost}, duplicated ${r.duplicated}, phantom ${r.phantom}, chain breaks ${r.chainBreaks}, out of order ${r.outOfOrder}, time off ${r.timeOff}, evicted twice ${r.drains.evictedTwice}, drains unfinished ${r.drains.unfinished}`,
+    `lost ${r.lost} (and ${r.unobservable} unobservable), duplicated ${r.duplicated}, phantom ${r.phantom}, chain breaks ${r.chainBreaks}, out of order ${r.outOfOrder}, time off ${r.timeOff}, evicted twice ${r.drains.evictedTwice}, drains unfinished ${r.drains.unfinished}`,
     `RSS: slope ${r.rssSlopeMiBPerHour ?? "not known (no process lived long enough)"} MiB/h${r.rssSeries ? ` (replica ${r.rssSeries.replica}, ${r.rssSeries.minutes} min, ${r.rssSeries.firstMiB} -> ${r.rssSeries.lastMiB} MiB)` : ""}, peak ${r.rssPeakMiB} MiB`,
     `answers: p99 ${r.p99Ms ?? "-"} ms, during faults ${r.p99DuringFaultsMs ?? "-"} ms; ${r.queries.total} queries, ${r.queries.failed} failed (${r.queries.failedDuringFaults} during faults)`,
     r.failed ? "FAILED" : "OK",
