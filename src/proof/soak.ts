@@ -33,6 +33,8 @@ export interface SoakOptions {
   database: "postgres" | "pglite";
   nodes: number;
   json?: string;
+  /** Keep the work folder (ground truth, replica logs) even when the check passes. */
+  keep?: boolean;
   /** The package whose program runs (default this one); a mutant's copy in tests. */
   programRoot?: string;
   leaseDurationSeconds?: number;
@@ -92,7 +94,7 @@ async function post(url: string, query: string, variables: Record<string, unknow
 const ALL_NODES = `{ nodes(first: 5000) { totalCount edges { node { name conditions { type status } } } } }`;
 const HISTORY_STATUS = `{ service { history { leaderOf pendingWrites } } }`;
 const DRAIN = `mutation($n: String!) { drainNode(name: $n, options: { ignoreDaemonSets: true, deleteEmptyDirData: true, force: true, timeoutSeconds: 300 }) { id status } }`;
-const DRAIN_STATUS = `query($id: ID!) { drainOperation(id: $id) { id status } }`;
+const DRAIN_STATUS = `query($id: ID!) { drainOperation(id: $id) { id status message pods { namespace name status reason } } }`;
 
 /** Run a soak to its end and check it (see file comment). */
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
@@ -246,7 +248,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           .filter((p) => !(p.metadata.ownerReferences ?? []).some((ref) => ref.kind === "DaemonSet") && !p.metadata.deletionTimestamp && !["Succeeded", "Failed"].includes((p.status as any)?.phase))
           .map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
         drainEnds.set(id, { unschedulable: Boolean((obj?.spec as any)?.unschedulable), evictablePods: evictable });
-        log(`drain ${id} on ${node}: ${status}, ${evictable.length} pods left`);
+        const op = answer.body.data.drainOperation;
+        const unfinished = (op.pods as { namespace: string; name: string; status: string; reason: string | null }[]).filter((p) => !["EVICTED", "DELETED", "SKIPPED"].includes(p.status));
+        log(`drain ${id} on ${node}: ${status}${op.message ? ` (${op.message})` : ""}, ${evictable.length} pods left${unfinished.length ? `; ${unfinished.map((p) => `${p.namespace}/${p.name} ${p.status}${p.reason ? ` ${p.reason}` : ""}`).join(", ")}` : ""}`);
         sim.cluster.update(R.nodes, node, (n) => void ((n.spec as any).unschedulable = false));
         break;
       }
@@ -311,7 +315,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         }
         activeDrains.set(id, node);
         void watchDrain(id, node);
-        await sleep(rng.int(100, 1_500));
+        // Small nodes drain in well under a second: the runner dies early to die mid-drain.
+        await sleep(rng.int(20, 300));
         if (runner === leader()) gapOpen = Date.now();
         log(`fault drain: ${node} draining (${id}); its runner replica ${runner.index} killed`);
         await runner.kill();
@@ -424,7 +429,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   };
   if (o.json) await writeFile(o.json, JSON.stringify(report, null, 2));
   log(`\n${formatCheck(check)}`);
-  if (!check.failed) await rm(work, { recursive: true, force: true });
+  if (!check.failed && !o.keep) await rm(work, { recursive: true, force: true });
   else log(`kept ${work} (ground truth, replica logs)${postgres ? ` and ${postgres.dir} (the database, stopped)` : ""} for a look`);
   return report;
 }
@@ -456,6 +461,7 @@ export function parseSoakArgs(argv: string[]): SoakOptions {
       json: { type: "string" },
       program: { type: "string" },
       "lease-duration": { type: "string" },
+      keep: { type: "boolean" },
     },
     strict: true,
   });
@@ -474,6 +480,7 @@ export function parseSoakArgs(argv: string[]): SoakOptions {
     nodes: num(values.nodes, 20),
     ...(values.json ? { json: values.json } : {}),
     ...(values.program ? { programRoot: values.program } : {}),
+    ...(values.keep ? { keep: true } : {}),
     ...(values["lease-duration"] ? { leaseDurationSeconds: Number(values["lease-duration"]) } : {}),
   };
 }
