@@ -82,6 +82,8 @@ export interface CheckOptions {
    * unobservable, not lost.
    */
   gaps?: readonly (readonly [number, number])[];
+  /** Facts after this time (ms) are past the end of the run: left out, and rows of after it too. */
+  until?: number;
   /** Node change fields compared (default: all of them). */
   fields?: readonly string[];
 }
@@ -179,10 +181,15 @@ function matchStream(expected: Expected[], found: Found[], toleranceMs: number, 
   const used = new Set<number>();
   const matchedValues = new Map<string, number[]>();
   const byTime = [...found].sort((a, b) => a.at - b.at || a.id - b.id);
-  for (const e of expected) {
+  for (const [i, e] of expected.entries()) {
     const exactRow = byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at === e.at);
-    // A transition whose time is not the condition's, or a change seen late or (reconciled) after an outage.
-    const near = exactRow ?? byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && (f.at <= e.at + toleranceMs || f.reconciled));
+    // A transition whose time is not the condition's, or a change seen late or (reconciled) after an outage;
+    // else one seen later still, but before the stream's next fact: recorded, at the wrong time.
+    const nextAt = expected[i + 1]?.at ?? Infinity;
+    const near =
+      exactRow ??
+      byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && (f.at <= e.at + toleranceMs || f.reconciled)) ??
+      byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && f.at <= nextAt + toleranceMs);
     matches.push(near);
     if (!near) continue;
     used.add(near.id);
@@ -243,7 +250,15 @@ function matchStream(expected: Expected[], found: Found[], toleranceMs: number, 
 }
 
 /** The verdict (see file comment). */
-export function checkHistory(facts: readonly GroundTruthFact[], recorded: RecordedHistory, options: CheckOptions): CheckReport {
+export function checkHistory(allFacts: readonly GroundTruthFact[], allRecorded: RecordedHistory, options: CheckOptions): CheckReport {
+  const until = options.until ?? Infinity;
+  const facts = allFacts.filter((f) => f.kind === "restart" || f.at <= until);
+  const recorded = {
+    ...allRecorded,
+    transitions: allRecorded.transitions.filter((r) => r.at <= until),
+    changes: allRecorded.changes.filter((r) => r.at <= until),
+    maintenance: allRecorded.maintenance.filter((r) => r.at <= until),
+  };
   const report: CheckReport = {
     transitions: tally(),
     changes: tally(),

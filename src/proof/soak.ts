@@ -7,7 +7,7 @@
  *   npm run soak -- --minutes N --seed S --faults kill,freeze,postgres,cut,sim-restart,rv-reset,skew,drain
  *                   [--replicas N] [--database postgres|pglite] [--nodes N] [--json FILE]
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -128,6 +128,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   let gapOpen: number | undefined;
   let stopping = false;
   let failedEarly = true;
+  // Facts after it (a scenario that would not end) are past the end of the run, left out of the check.
+  let lastFactAt = Infinity;
 
   const live = () => replicas.filter((r) => r.running && !r.frozen);
   const leader = () => {
@@ -360,6 +362,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     for (const r of replicas) if (!r.running) await restartSlot(r);
     const drainsUntil = Date.now() + 5 * 60_000;
     while (activeDrains.size > 0 && Date.now() < drainsUntil) await sleep(1_000);
+    // Scenarios under way finish (a node's outage ends): wait until nothing happens for 10 s.
+    for (let size = -1, quietSince = Date.now(), until = Date.now() + 180_000; Date.now() < until; await sleep(1_000)) {
+      const now = (await stat(truthFile)).size;
+      if (now !== size) [size, quietSince] = [now, Date.now()];
+      else if (Date.now() - quietSince >= 10_000) break;
+    }
+    lastFactAt = Date.now();
     await sleep(leaseSeconds * 1000 + 2_000);
     await settle("the end", 300_000);
     await sleep(3_000);
@@ -378,7 +387,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   let check: CheckReport;
   try {
     const facts = parseGroundTruth(await readFile(truthFile, "utf8"));
-    check = checkHistory(facts, await readRecordedHistory(database), { toleranceMs: o.toleranceMs ?? 5_000, finalNodes: drainEnds, gaps });
+    check = checkHistory(facts, await readRecordedHistory(database), { toleranceMs: o.toleranceMs ?? 5_000, finalNodes: drainEnds, gaps, until: lastFactAt });
   } finally {
     // A failed run keeps its database (stopped) beside the ground truth, for a look.
     if (check! && check.failed) await postgres?.stop("fast").catch(() => undefined);

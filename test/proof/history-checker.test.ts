@@ -74,6 +74,11 @@ describe("the history checker: node changes, cordons and drains", () => {
     assert.deepEqual([early.changes.duplicated, early.changes.phantom, early.failed], [0, 1, true]);
   });
 
+  test("a change recorded past the tolerance but before the next one is a wrong time, not a loss and a phantom", () => {
+    const late = checkHistory(facts.slice(0, 2), history({ changes: [changeRow("LABELS", "team", null, "a", s(6)), changeRow("LABELS", "team", "a", "b", s(11))] }), { ...opts, fields: ["LABELS"] });
+    assert.deepEqual([late.changes.lost, late.changes.phantom, late.changes.timeOff, late.failed], [0, 0, 1, false]);
+  });
+
   test("a reconciled change after an outage is recorded, however late", () => {
     const report = checkHistory(facts.slice(0, 1), history({ changes: [changeRow("LABELS", "team", null, "a", s(300), true)] }), opts);
     assert.deepEqual([report.changes.lost, report.changes.phantom, report.changes.timeOff], [0, 0, 0]);
