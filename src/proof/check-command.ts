@@ -11,7 +11,7 @@ import { readRecordedHistory } from "./recorded-history.js";
 /** A few lines a person reads: the tallies, then the first problems. */
 export function formatCheck(report: CheckReport, maxProblems = 20): string {
   const line = (name: string, t: CheckReport["transitions"]) =>
-    `${name.padEnd(12)} checked ${t.checked}  lost ${t.lost}  duplicated ${t.duplicated}  phantom ${t.phantom}  out of order ${t.outOfOrder}  chain breaks ${t.chainBreaks}  time off ${t.timeOff}`;
+    `${name.padEnd(12)} checked ${t.checked}  lost ${t.lost}  unobservable ${t.unobservable}  duplicated ${t.duplicated}  phantom ${t.phantom}  out of order ${t.outOfOrder}  chain breaks ${t.chainBreaks}  time off ${t.timeOff}`;
   const lines = [
     line("transitions", report.transitions),
     line("node changes", report.changes),

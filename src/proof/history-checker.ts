@@ -76,11 +76,19 @@ export interface CheckOptions {
   toleranceMs: number;
   /** Node state in the simulator at the end, by `cluster/node`; drains are checked against it. */
   finalNodes?: ReadonlyMap<string, FinalNode>;
+  /**
+   * Spans (ms) when no replica could record: from a fault that stops the recording replica to a
+   * new leader's reconcile. A change that happened and was undone (or superseded) inside one is
+   * unobservable, not lost.
+   */
+  gaps?: readonly (readonly [number, number])[];
+  /** Facts after this time (ms) are past the end of the run: left out, and rows of after it too. */
+  until?: number;
   /** Node change fields compared (default: all of them). */
   fields?: readonly string[];
 }
 
-export type ProblemKind = "lost" | "duplicated" | "phantom" | "outOfOrder" | "chainBreak" | "timeOff" | "evictedTwice" | "drainUnfinished";
+export type ProblemKind = "lost" | "unobservable" | "duplicated" | "phantom" | "outOfOrder" | "chainBreak" | "timeOff" | "evictedTwice" | "drainUnfinished";
 
 /** One thing wrong, with what is needed to find it in the file and the database. */
 export interface Problem {
@@ -95,6 +103,12 @@ export interface Problem {
 export interface Tally {
   checked: number;
   lost: number;
+  /**
+   * Facts no client could have recorded, so not counted as lost: a run of them inside a gap in
+   * recording (a leader killed or frozen) that reverted within it, or whose end a reconcile
+   * recorded. Kubernetes keeps only a condition's last transition.
+   */
+  unobservable: number;
   duplicated: number;
   phantom: number;
   outOfOrder: number;
@@ -114,7 +128,7 @@ export interface CheckReport {
   failed: boolean;
 }
 
-const tally = (): Tally => ({ checked: 0, lost: 0, duplicated: 0, phantom: 0, outOfOrder: 0, chainBreaks: 0, timeOff: 0 });
+const tally = (): Tally => ({ checked: 0, lost: 0, unobservable: 0, duplicated: 0, phantom: 0, outOfOrder: 0, chainBreaks: 0, timeOff: 0 });
 
 function groupBy<T>(items: Iterable<T>, key: (t: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
@@ -140,6 +154,9 @@ function canonical(value: unknown): string {
 }
 
 interface Expected {
+  /** The state before and after (transitions: statuses; changes: the item's values). */
+  from: string;
+  to: string;
   value: string;
   at: number;
   detail: string;
@@ -156,22 +173,25 @@ interface Found {
 /**
  * Matches one stream (a node's condition type, a label, cordons) of facts with rows: each fact
  * takes the first row of its value recorded within the window; rows left over are duplicates
- * when a fact of theirs was matched, phantoms when none happened.
+ * when a fact of their value happened before them, phantoms when none did.
  */
-function matchStream(expected: Expected[], found: Found[], toleranceMs: number, exact: boolean, t: Tally, problem: (kind: ProblemKind, detail: string) => void): void {
+function matchStream(expected: Expected[], found: Found[], toleranceMs: number, exact: boolean, t: Tally, problem: (kind: ProblemKind, detail: string) => void, gaps: readonly (readonly [number, number])[] = []): void {
   t.checked += expected.length;
+  const matches: (Found | undefined)[] = [];
   const used = new Set<number>();
   const matchedValues = new Map<string, number[]>();
   const byTime = [...found].sort((a, b) => a.at - b.at || a.id - b.id);
-  for (const e of expected) {
+  for (const [i, e] of expected.entries()) {
     const exactRow = byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at === e.at);
-    // A transition whose time is not the condition's, or a change seen late or (reconciled) after an outage.
-    const near = exactRow ?? byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && (f.at <= e.at + toleranceMs || f.reconciled));
-    if (!near) {
-      t.lost++;
-      problem("lost", `${e.detail} at ${new Date(e.at).toISOString()}`);
-      continue;
-    }
+    // A transition whose time is not the condition's, or a change seen late or (reconciled) after an outage;
+    // else one seen later still, but before the stream's next fact: recorded, at the wrong time.
+    const nextAt = expected[i + 1]?.at ?? Infinity;
+    const near =
+      exactRow ??
+      byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && (f.at <= e.at + toleranceMs || f.reconciled)) ??
+      byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && f.at <= nextAt + toleranceMs);
+    matches.push(near);
+    if (!near) continue;
     used.add(near.id);
     let times = matchedValues.get(e.value);
     if (!times) matchedValues.set(e.value, (times = []));
@@ -182,9 +202,35 @@ function matchStream(expected: Expected[], found: Found[], toleranceMs: number, 
       problem("timeOff", `${e.detail}: happened ${new Date(e.at).toISOString()}, recorded ${new Date(near.at).toISOString()} (row ${near.id})`);
     }
   }
+  // Runs of facts with no row: unobservable when inside one gap and undone or reconciled at its end.
+  const gapOf = (at: number) => gaps.findIndex(([from, to]) => at >= from && at <= to);
+  for (let i = 0; i < expected.length; ) {
+    if (matches[i]) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j + 1 < expected.length && !matches[j + 1]) j++;
+    const gap = gapOf(expected[i]!.at);
+    const sameGap = gap >= 0 && gapOf(expected[j]!.at) === gap;
+    const undone = expected[i]!.from === expected[j]!.to;
+    const reconciledAfter = matches[j + 1]?.reconciled === true && gapOf(expected[j + 1]!.at) === gap;
+    for (let k = i; k <= j; k++) {
+      const e = expected[k]!;
+      if (sameGap && (undone || reconciledAfter)) {
+        t.unobservable++;
+        problem("unobservable", `${e.detail} at ${new Date(e.at).toISOString()} (${undone ? "undone" : "superseded"} while no replica recorded)`);
+      } else {
+        t.lost++;
+        problem("lost", `${e.detail} at ${new Date(e.at).toISOString()}`);
+      }
+    }
+    i = j + 1;
+  }
   for (const f of byTime) {
     if (used.has(f.id)) continue;
-    const twin = (matchedValues.get(f.value) ?? []).some((at) => Math.abs(at - f.at) <= toleranceMs || f.reconciled);
+    // A replay of something that did happen (however late) is a duplicate; a phantom never happened before it was recorded.
+    const twin = (matchedValues.get(f.value) ?? []).some((at) => at <= f.at + toleranceMs);
     if (twin) {
       t.duplicated++;
       problem("duplicated", `${f.detail} at ${new Date(f.at).toISOString()} (row ${f.id})`);
@@ -204,7 +250,15 @@ function matchStream(expected: Expected[], found: Found[], toleranceMs: number, 
 }
 
 /** The verdict (see file comment). */
-export function checkHistory(facts: readonly GroundTruthFact[], recorded: RecordedHistory, options: CheckOptions): CheckReport {
+export function checkHistory(allFacts: readonly GroundTruthFact[], allRecorded: RecordedHistory, options: CheckOptions): CheckReport {
+  const until = options.until ?? Infinity;
+  const facts = allFacts.filter((f) => f.kind === "restart" || f.at <= until);
+  const recorded = {
+    ...allRecorded,
+    transitions: allRecorded.transitions.filter((r) => r.at <= until),
+    changes: allRecorded.changes.filter((r) => r.at <= until),
+    maintenance: allRecorded.maintenance.filter((r) => r.at <= until),
+  };
   const report: CheckReport = {
     transitions: tally(),
     changes: tally(),
@@ -231,12 +285,13 @@ export function checkHistory(facts: readonly GroundTruthFact[], recorded: Record
     const [cluster, node, type] = split(key);
     const rows = rowTransitions.get(key) ?? [];
     matchStream(
-      (truthTransitions.get(key) ?? []).map((f) => ({ value: `${f.from ?? "-"}->${f.to}`, at: f.at, detail: `${type} ${f.from ?? "(new)"}->${f.to}` })),
+      (truthTransitions.get(key) ?? []).map((f) => ({ from: f.from ?? "-", to: f.to, value: `${f.from ?? "-"}->${f.to}`, at: f.at, detail: `${type} ${f.from ?? "(new)"}->${f.to}` })),
       rows.map((r) => ({ id: r.id, value: `${r.from ?? "-"}->${r.to}`, at: r.at, reconciled: r.reconciled, detail: `${type} ${r.from ?? "(new)"}->${r.to}` })),
       options.toleranceMs,
       true,
       report.transitions,
       (kind, detail) => add({ kind, stream: "transition", cluster, node, detail }),
+      options.gaps,
     );
     // Each row's `from` is the previous row's `to`; a new chain starts only with a node (from null).
     const ordered = [...rows].sort((a, b) => a.at - b.at || a.id - b.id);
@@ -264,12 +319,13 @@ export function checkHistory(facts: readonly GroundTruthFact[], recorded: Record
     const [cluster, node, field, item] = split(key);
     const label = `${field}${item ? ` ${item}` : ""}`;
     matchStream(
-      (truthChanges.get(key) ?? []).map((f) => ({ value: changeValue(f.field, f.before, f.after), at: f.at, detail: `${label} -> ${changeValue(f.field, f.before, f.after)}` })),
+      (truthChanges.get(key) ?? []).map((f) => ({ from: canonical(f.before), to: canonical(f.after), value: changeValue(f.field, f.before, f.after), at: f.at, detail: `${label} -> ${changeValue(f.field, f.before, f.after)}` })),
       (rowChanges.get(key) ?? []).map((r) => ({ id: r.id, value: changeValue(r.field, r.before, r.after), at: r.at, reconciled: r.reconciled, detail: `${label} -> ${changeValue(r.field, r.before, r.after)}` })),
       options.toleranceMs,
       false,
       report.changes,
       (kind, detail) => add({ kind, stream: "change", cluster, node, detail }),
+      options.gaps,
     );
   }
 
@@ -287,13 +343,14 @@ export function checkHistory(facts: readonly GroundTruthFact[], recorded: Record
     matchStream(
       (truthCordons.get(key) ?? []).map((f) => {
         const kind = (f.after as { unschedulable?: boolean } | null)?.unschedulable ? "CORDONED" : "UNCORDONED";
-        return { value: kind, at: f.at, detail: kind };
+        return { from: canonical(f.before), to: canonical(f.after), value: kind, at: f.at, detail: kind };
       }),
       (rowCordons.get(key) ?? []).map((m) => ({ id: m.id, value: m.kind, at: m.at, reconciled: false, detail: m.kind })),
       options.toleranceMs,
       false,
       report.maintenance,
       (kind, detail) => add({ kind, stream: "maintenance", cluster, node, detail }),
+      options.gaps,
     );
   }
 

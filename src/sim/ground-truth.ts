@@ -36,7 +36,11 @@ export function nodeFacts(cluster: string, event: Pick<StoreEvent, "type" | "rv"
     return facts;
   }
   const prev = event.type === "ADDED" ? undefined : event.prev;
-  if (!prev) change("CREATED", null, { uid });
+  if (!prev) {
+    // A node's creation is dated by its creationTimestamp (the generated nodes were made before the log opened).
+    const created = Date.parse(event.obj.metadata.creationTimestamp ?? "");
+    facts.push({ kind: "change", cluster, node, uid, field: "CREATED", item: "", before: null, after: { uid }, at: Number.isFinite(created) ? created : now, rv });
+  }
   const conditions = (o: KObject | undefined) => new Map<string, Obj>((((o?.status as Obj | undefined)?.conditions ?? []) as Obj[]).map((c) => [c.type as string, c]));
   const before = conditions(prev);
   for (const [type, c] of conditions(event.obj)) {

@@ -28,12 +28,31 @@ describe("the history checker: transitions", () => {
   for (const c of cases) {
     test(c.name, () => {
       const report = checkHistory(truth, history({ transitions: c.rows() }), opts);
-      const want = { checked: 3, lost: 0, duplicated: 0, phantom: 0, outOfOrder: 0, chainBreaks: 0, timeOff: 0, ...c.expect };
+      const want = { checked: 3, lost: 0, unobservable: 0, duplicated: 0, phantom: 0, outOfOrder: 0, chainBreaks: 0, timeOff: 0, ...c.expect };
       assert.deepEqual(report.transitions, want);
       assert.equal(report.failed, c.failed);
       if (c.failed) assert.ok(report.byNode["c/n1"]!.length > 0);
     });
   }
+});
+
+describe("the history checker: gaps in recording", () => {
+  test("a flap undone while no replica recorded is unobservable, not lost; the same flap outside the gap is lost", () => {
+    const rows = [row("Ready", null, "True", s(0))];
+    const inGap = checkHistory(truth, history({ transitions: rows }), { ...opts, gaps: [[s(5), s(25)]] });
+    assert.deepEqual([inGap.transitions.lost, inGap.transitions.unobservable, inGap.failed], [0, 2, false]);
+    const outside = checkHistory(truth, history({ transitions: rows }), { ...opts, gaps: [[s(15), s(25)]] });
+    assert.deepEqual([outside.transitions.lost, outside.transitions.unobservable, outside.failed], [2, 0, true]);
+  });
+
+  test("a change superseded in a gap and reconciled at its end is unobservable; one that is not reconciled is lost", () => {
+    const labels: GroundTruthFact[] = [["a", "b", 10], ["b", "c", 12]].map(([before, after, at]) => ({ kind: "change", cluster: "c", node: "n1", uid: "u1", field: "LABELS", item: "team", before, after, at: s(at as number), rv: 0 }));
+    const reconciled = { id: nextId++, cluster: "c", node: "n1", field: "LABELS", item: "team", before: "a", after: "c", at: s(20), reconciled: true };
+    const report = checkHistory(labels, history({ changes: [reconciled] }), { ...opts, gaps: [[s(5), s(25)]] });
+    assert.deepEqual([report.changes.lost, report.changes.unobservable, report.failed], [0, 1, false]);
+    const notReconciled = checkHistory(labels, history({ changes: [{ ...reconciled, reconciled: false, at: s(12) }] }), { ...opts, gaps: [[s(5), s(25)]] });
+    assert.deepEqual([notReconciled.changes.lost, notReconciled.changes.unobservable, notReconciled.failed], [1, 0, true]);
+  });
 });
 
 describe("the history checker: node changes, cordons and drains", () => {
@@ -46,6 +65,18 @@ describe("the history checker: node changes, cordons and drains", () => {
     assert.deepEqual([ok.changes.lost, ok.changes.timeOff, ok.maintenance.lost, ok.failed], [0, 0, 0, false]);
     const bad = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", null, "a", s(1)), changeRow("SCHEDULABILITY", "", { unschedulable: false }, { unschedulable: true }, s(20))] }), opts);
     assert.deepEqual([bad.changes.lost, bad.maintenance.lost, bad.failed], [1, 1, true]);
+  });
+
+  test("a change written again long after it happened is a duplicate; one recorded before anything of its kind happened is a phantom", () => {
+    const replay = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11)), changeRow("LABELS", "team", null, "a", s(60))] }), { ...opts, fields: ["LABELS"] });
+    assert.deepEqual([replay.changes.duplicated, replay.changes.phantom, replay.failed], [1, 0, true]);
+    const early = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", "x", "b", s(-30)), changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11))] }), { ...opts, fields: ["LABELS"] });
+    assert.deepEqual([early.changes.duplicated, early.changes.phantom, early.failed], [0, 1, true]);
+  });
+
+  test("a change recorded past the tolerance but before the next one is a wrong time, not a loss and a phantom", () => {
+    const late = checkHistory(facts.slice(0, 2), history({ changes: [changeRow("LABELS", "team", null, "a", s(6)), changeRow("LABELS", "team", "a", "b", s(11))] }), { ...opts, fields: ["LABELS"] });
+    assert.deepEqual([late.changes.lost, late.changes.phantom, late.changes.timeOff, late.failed], [0, 0, 1, false]);
   });
 
   test("a reconciled change after an outage is recorded, however late", () => {
