@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
 import { authorisationPlugin } from "../auth/authorisation-plugin.js";
 import { createOperationPolicy } from "../auth/operation-policy.js";
@@ -352,7 +352,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         stopOnTerminationSignals: false,
         // The same rules as /graphql: policy (role, depth, cost), subscriptions only over WebSocket, introspection.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), ApolloServerPluginInlineTraceDisabled(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
         introspection: config.introspection !== false,
         validationRules: config.introspection === false ? [NoServiceSdl] : [],
       });
