@@ -114,9 +114,8 @@ async function nodes(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
     if (!after) clusters = data.clusters;
     after = data.nodes.pageInfo.hasNextPage ? data.nodes.pageInfo.endCursor : null;
   } while (after);
-  const shown = new Set(rows.map((row) => row.cluster));
-  // A cluster with no node shown here is not this answer's concern, unless it is the one asked for.
-  for (const line of staleWarnings(clusters.filter((c) => shown.has(c.name) || c.name === flags.cluster))) io.err(line + "\n");
+  // Every cluster asked about: one not live may have nodes missing here, or shown as they were.
+  for (const line of staleWarnings(clusters.filter((c) => flags.cluster === undefined || c.name === flags.cluster))) io.err(line + "\n");
   if (rows.length === 0 && format !== "json") {
     io.err("No resources found\n");
     return 0;
