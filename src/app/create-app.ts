@@ -8,6 +8,7 @@ import { createOperationPolicy } from "../auth/operation-policy.js";
 import { localLimiter, SharedRateLimiter, type MutationLimiter } from "../auth/shared-rate-limiter.js";
 import type { Principal } from "../auth/principal.js";
 import { whoamiResolvers } from "../auth/whoami-resolvers.js";
+import { rateLimitResolvers } from "../auth/rate-limit-resolvers.js";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
 import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import { planClusters, sourceFromKubeconfigText, type ClusterPlan, type ClusterSource } from "../cluster/cluster-sources.js";
@@ -303,6 +304,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         subscriptionResolvers(hub, overrides.subscriberQueue, clusters, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
+        rateLimitResolvers(config.limits.maxQueryCost, rate, () => limiter),
         // Node facts (issue 15): node changes, labels and taints, drains listed.
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
