@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
@@ -22,6 +22,7 @@ import { PrerenderedAnswers } from "../graphql/prerendered-json.js";
 import { nodeAnswerFragments } from "../inventory/node-answer-fragments.js";
 import { InFlightLimiter } from "../graphql/in-flight.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
+import { UnexpectedErrors } from "../graphql/unexpected-errors.js";
 import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
 import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
 import { buildSchema } from "../graphql/schema.js";
@@ -46,6 +47,7 @@ import { AvailabilityQueries } from "../reports/availability-queries.js";
 import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
+import { ClusterStatusFeed } from "../subscriptions/cluster-status-feed.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
 import { nodeFactsResolvers } from "../inventory/node-facts-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
@@ -54,6 +56,8 @@ import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
 import { drainListResolvers } from "../maintenance/drain-list-resolvers.js";
 import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
 import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
+import { nodeLifecycleResolvers } from "../node-lifecycle/node-lifecycle-resolvers.js";
+import { KubeletConfigReader } from "../node-lifecycle/kubelet-config.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -61,7 +65,7 @@ import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { ServiceMetrics } from "../observability/metrics.js";
-import { buildSubgraph } from "../federation/subgraph.js";
+import { buildSubgraph, NoServiceSdl } from "../federation/subgraph.js";
 import { VERSION } from "../package-info.js";
 import type { AppProbes } from "./app-probes.js";
 import { serviceResolvers } from "./service-resolvers.js";
@@ -76,7 +80,7 @@ export interface AppOverrides {
   /** Watch and metrics timings (tests shorten them). */
   clusterTuning?: ClusterTuning;
   /** Lease timing and identity of the history recorder (tests shorten and name them). */
-  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number };
+  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number; coverageIntervalMs?: number; reconnectGraceMs?: number };
   /** Events a subscription may have undelivered before its connection is closed. */
   subscriberQueue?: number;
   /** WebSocket ping interval; a peer that misses a pong for as long is dropped (12 s). */
@@ -109,11 +113,20 @@ export interface App {
 const HTTP_DRAIN_MS = 3_000;
 
 /**
+ * Apollo's CSRF prevention, with the Authorization header among the headers that prove a
+ * request is no browser's simple request: a page on another origin cannot send one without a
+ * preflight, so a GET that carries a bearer token (urql's default, which sends no content type)
+ * is served; one with neither that nor a non-simple content type is still refused.
+ */
+const CSRF_PREVENTION = { requestHeaders: ["x-apollo-operation-name", "apollo-require-preflight", "authorization"] };
+
+/**
  * The composition root: builds every dependency from `config` (or takes it from
  * `overrides`) and owns the order in which they start and stop.
  */
 export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const logger = overrides.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
+  const apolloLogger = logger.child({ component: "apollo" });
   let state: AppState = "created";
   let url = "";
   let database: Database | undefined;
@@ -126,6 +139,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let recorder: HistoryRecorder | undefined;
   let pubsub: PubSub | undefined;
   let hub: SubscriptionHub | undefined;
+  let clusterFeed: ClusterStatusFeed | undefined;
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
@@ -140,11 +154,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
   const authRequired = Boolean(config.auth.tokensFile || config.auth.oidc);
-  const metrics = new ServiceMetrics();
+  const metrics = new ServiceMetrics(config.metricsOperations);
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
-  const policy = createOperationPolicy(config.limits, rate, () => limiter);
+  // Filters are charged for the nodes they are matched against: those in the caches.
+  const cachedNodes = () => clusters?.all().reduce((sum, cache) => sum + cache.nodeCount, 0) ?? 0;
+  const policy = createOperationPolicy(config.limits, rate, () => limiter, cachedNodes);
   // Operations running at once, per caller and overall, shared by HTTP and WebSocket.
   const inFlight = new InFlightLimiter(config.limits.maxInFlightPerCaller, config.limits.maxInFlight);
   const contextFor = (req: IncomingMessage, principal: Principal): RequestContext => {
@@ -152,7 +168,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
   };
   const prerenderedAnswers = new PrerenderedAnswers();
-  const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
+  const oneLogLinePerRequest =
+    (handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
+    (req: IncomingMessage, res: ServerResponse): Promise<void> =>
+      unexpectedErrors.perRequest(() => handle(req, res));
+  const unexpectedErrors = new UnexpectedErrors(logger);
+  const reportUnexpected = unexpectedErrors.report;
 
   /** The clusters to watch; starts the embedded simulator when that is the plan. */
   async function clusterSources(plan: ClusterPlan | undefined): Promise<ClusterSource[]> {
@@ -185,7 +206,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // until all of them passed.
       authenticator.start(config.host);
       const plan = overrides.clusters ? undefined : planClusters(config.clusters);
-      const bound = await bindHttpPort(config.host, config.port);
+      const bound = await bindHttpPort(config.host, config.port, { total: config.limits.maxConnections, perAddress: config.limits.maxConnectionsPerAddress });
       httpServer = bound;
       unlessStopped();
       // The clusters are watched from here on, while the database opens and migrates: a first
@@ -215,7 +236,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const historyQueries = new HistoryQueries(database, logger);
       hub = new SubscriptionHub(pubsub, historyQueries, clusters, logger.child({ component: "subscriptions" }));
       hub.start();
-      if (overrides.probes) overrides.probes.subscriberCount = () => hub?.subscriberCount ?? 0;
+      clusterFeed = new ClusterStatusFeed(clusters);
+      clusterFeed.start();
+      if (overrides.probes) overrides.probes.subscriberCount = () => (hub?.subscriberCount ?? 0) + (clusterFeed?.listenerCount ?? 0);
       const tuning = overrides.recorderTuning ?? {};
       recorder = new HistoryRecorder({
         pubsub,
@@ -224,6 +247,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         logger: logger.child({ component: "history" }),
         ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
         ...(tuning.stallAfterMs !== undefined ? { stallAfterMs: tuning.stallAfterMs } : {}),
+        coverage: {
+          database,
+          ...(tuning.coverageIntervalMs !== undefined ? { intervalMs: tuning.coverageIntervalMs } : {}),
+          ...(tuning.reconnectGraceMs !== undefined ? { reconnectGraceMs: tuning.reconnectGraceMs } : {}),
+        },
         lease: {
           namespace: config.history.leaseNamespace,
           // One Lease per installation (its database): replicas sharing a database share it,
@@ -270,15 +298,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeFactsResolvers(clusters),
         nodeEventsResolvers(clusters, nodeEventsStore, historyClusterCheck(database, clusters)),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
-        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
+        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters), clusters),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
-        subscriptionResolvers(hub, overrides.subscriberQueue, clusters),
+        subscriptionResolvers(hub, overrides.subscriberQueue, clusters, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
         // Node facts (issue 15): node changes, labels and taints, drains listed.
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
+        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters)),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
@@ -299,7 +328,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         stringifyResult: prerenderedAnswers.stringifyResult,
         includeStacktraceInErrorResponses: false,
         // On by default; said here because the local admin of a server without auth depends on it.
-        csrfPrevention: true,
+        csrfPrevention: CSRF_PREVENTION,
+        // Apollo's own lines as our JSON lines, not console text.
+        logger: apolloLogger,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         // Signals belong to the CLI, which stops the whole app in order (Apollo's own handler
         // would stop only Apollo, then kill the process again).
@@ -315,11 +346,15 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         schema: buildSubgraph(resolverSets, inventory),
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
         includeStacktraceInErrorResponses: false,
-        csrfPrevention: true,
+        csrfPrevention: CSRF_PREVENTION,
+        // "Enabling inline tracing for this subgraph" and the like, as our JSON lines.
+        logger: apolloLogger,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         stopOnTerminationSignals: false,
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), authorisationPlugin(policy), metrics.apolloPlugin()],
+        // The same rules as /graphql: policy (role, depth, cost), subscriptions only over WebSocket, introspection.
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
         introspection: config.introspection !== false,
+        validationRules: config.introspection === false ? [NoServiceSdl] : [],
       });
       await subgraph.start();
       unlessStopped();
@@ -328,17 +363,23 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const registry = clusters;
       httpServer = createHttpServer(
         {
-          graphql: graphqlHttpHandler(
-            apollo,
-            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
-            contextFor,
-            inFlight,
-            prerenderedAnswers,
+          graphql: oneLogLinePerRequest(
+            graphqlHttpHandler(
+              apollo,
+              (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+              contextFor,
+              inFlight,
+              prerenderedAnswers,
+            ),
           ),
-          subgraph: graphqlHttpHandler(
-            subgraph,
-            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
-            contextFor,
+          // The same in-flight bound as /graphql, shared with it.
+          subgraph: oneLogLinePerRequest(
+            graphqlHttpHandler(
+              subgraph,
+              (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+              contextFor,
+              inFlight,
+            ),
           ),
           metrics: metrics.handler((req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))),
           readiness: async () => {
@@ -443,7 +484,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["maintenance", () => maintenance?.stop()],
       ["trends", () => sampler?.stop()],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
-      ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
+      ["subscriptions", async () => (clusterFeed?.stop(), await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],
       ["database", () => (overrides.database ? undefined : database?.close())],

@@ -5,6 +5,7 @@
  * Pure: GraphQL data in, text out.
  */
 
+import { toCsv } from "./output-escaping.js";
 import type { AvailabilityFigures } from "../reports/availability-report.js";
 import type { ReportKey } from "../reports/grouping.js";
 import type { ResourceCapacity } from "../graphql/generated/resolvers-types.js";
@@ -21,6 +22,8 @@ export interface AvailabilityData {
   groups: AvailabilityGroupData[];
   total: AvailabilityGroupData;
   nodes?: AvailabilityNodeData[];
+  /** Clusters of the report the service no longer watches; null when not known (read from a database). */
+  clustersNotConfigured: string[] | null;
 }
 
 /** The figures a group and a node share, as the API serves them. */
@@ -87,6 +90,23 @@ export function formatPercent(ratio: number | null, digits = 1): string {
   return ratio === null ? "-" : `${(ratio * 100).toFixed(digits)}%`;
 }
 
+/**
+ * Availability as a percentage that never says more than it knows: exactly 100% only when
+ * every observed second was Ready, else truncated (never rounded up to 100%), to two decimals
+ * or, at 99.99% and above, four (99.9997%): the digits that differ from 100% are shown.
+ */
+export function formatAvailability(ratio: number | null): string {
+  if (ratio === null) return "-";
+  if (ratio >= 1) return "100%";
+  if (ratio <= 0) return "0%";
+  const percent = ratio * 100;
+  const digits = percent >= 99.99 ? 4 : 2;
+  const scale = 10 ** digits;
+  // A hair over the true value guards against 0.9997 * 100 = 99.96999… truncating a digit low.
+  const shown = Math.min(Math.max(Math.floor(percent * scale + 1e-6) / scale, 1 / scale), 100 - 1 / scale);
+  return `${shown.toFixed(digits)}%`;
+}
+
 const cores = (millicores: number | null) => (millicores === null ? "-" : (millicores / 1000).toFixed(1));
 const gib = (bytes: number | null) => (bytes === null ? "-" : (bytes / 2 ** 30).toFixed(1));
 const count = (n: number | null) => (n === null ? "-" : String(Math.round(n)));
@@ -104,14 +124,6 @@ export function renderTable(header: string[], rows: string[][], left: ReadonlySe
   return [line(header), ...rows.map(line)].join("\n");
 }
 
-/** RFC 4180: CRLF line ends; a field with a comma, quote or line break quoted, its quotes doubled. */
-export function toCsv(rows: readonly (readonly (string | number | boolean | null)[])[]): string {
-  const field = (value: string | number | boolean | null) => {
-    const text = value === null ? "" : String(value);
-    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-  };
-  return rows.map((row) => row.map(field).join(",")).join("\r\n") + "\r\n";
-}
 
 /** camelCase to snake_case, for CSV headers. */
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -146,12 +158,13 @@ function totalCells(dimensions: string[]): string[] {
 
 // ---------------------------------------------------------------- availability
 
-const AVAILABILITY_COLUMNS = ["OBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"];
+const AVAILABILITY_COLUMNS = ["OBSERVED", "UNOBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"];
 
 function availabilityCells(f: AvailabilityFiguresData): string[] {
   return [
     formatDuration(f.observedSeconds),
-    formatPercent(f.availability, 3),
+    formatDuration(f.unobservedSeconds),
+    formatAvailability(f.availability),
     formatDuration(f.readySeconds),
     formatDuration(f.notReadySeconds),
     formatDuration(f.unknownSeconds),
@@ -175,11 +188,14 @@ export function availabilityTable(report: AvailabilityData): string {
     ],
     left,
   );
-  const parts = [`Availability from ${report.from} to ${report.to}`, "", groups];
+  const gone = new Set(report.clustersNotConfigured ?? []);
+  const heading = [`Availability from ${report.from} to ${report.to}`];
+  if (gone.size) heading.push(`Not configured any more (recorded history only): ${[...gone].join(", ")}`);
+  const parts = [...heading, "", groups];
   if (report.nodes) {
     const nodes = renderTable(
       ["CLUSTER", "NODE", ...dims.map((d) => d.toUpperCase()), "DELETED", ...AVAILABILITY_COLUMNS],
-      report.nodes.map((n) => [n.cluster, n.node, ...keyCells(dims, n.key), n.deleted ? "yes" : "", ...availabilityCells(n)]),
+      report.nodes.map((n) => [gone.has(n.cluster) ? `${n.cluster} (not configured)` : n.cluster, n.node, ...keyCells(dims, n.key), n.deleted ? "yes" : "", ...availabilityCells(n)]),
       new Set([0, 1, ...dims.map((_, i) => i + 2), dims.length + 2]),
     );
     parts.push("", nodes);
@@ -189,6 +205,7 @@ export function availabilityTable(report: AvailabilityData): string {
 
 const AVAILABILITY_FIELDS = [
   "observedSeconds",
+  "unobservedSeconds",
   "readySeconds",
   "notReadySeconds",
   "unknownSeconds",

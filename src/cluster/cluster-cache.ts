@@ -33,6 +33,11 @@ export interface ClusterStatus {
   lastErrorReason?: string;
   /** metrics.k8s.io answered the last poll. */
   metricsAvailable: boolean;
+  /**
+   * Since when the cache has not been live (a watch of nodes or pods not established, or not
+   * yet synced): what it serves is the last known state. Undefined while live.
+   */
+  disconnectedSince?: Date;
   /** Times the cluster came back as another (its resourceVersions went back), each followed by a relist of everything. */
   resets: number;
   lastResetAt?: Date;
@@ -68,6 +73,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   private readonly metrics: MetricsPoller;
   /** Events about nodes and the nodes' Leases (heartbeats). */
   readonly facts: NodeFactsCache;
+  /** Not live from the start: nothing is known until the first sync. */
+  private notLiveSince: Date | undefined = new Date();
   /** metadata.uid of the kube-system namespace: a cluster's identity, where it may be read. */
   private clusterUid: string | undefined;
   private resets = 0;
@@ -85,7 +92,10 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
       ...(options.backoffInitialMs !== undefined ? { backoffInitialMs: options.backoffInitialMs } : {}),
     };
-    const emitStatus = () => this.emit("status", this.status());
+    const emitStatus = () => {
+      this.trackLiveness();
+      this.emit("status", this.status());
+    };
     const wentBack = (from: () => Reflector<any>) => (detail: string) => this.reset(from(), detail);
     this.nodeReflector = new Reflector({
       resource: "nodes",
@@ -139,9 +149,19 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(failed ? { lastError: failed.lastError } : {}),
       ...(failed?.lastErrorReason ? { lastErrorReason: failed.lastErrorReason } : {}),
       metricsAvailable: this.metrics.available,
+      ...(this.notLiveSince ? { disconnectedSince: this.notLiveSince } : {}),
       resets: this.resets,
       ...(this.lastResetAt ? { lastResetAt: this.lastResetAt } : {}),
     };
+  }
+
+  /** Live: both watches established and both lists loaded; else the time it stopped being so is kept. */
+  private trackLiveness(): void {
+    const nodes = this.nodeReflector.state;
+    const pods = this.podReflector.state;
+    const live = nodes.connected && nodes.synced && pods.connected && pods.synced;
+    if (live) this.notLiveSince = undefined;
+    else this.notLiveSince ??= new Date();
   }
 
   /**

@@ -1,17 +1,31 @@
 import { buildSubgraphSchema } from "@apollo/subgraph";
-import { Kind, parse, visit, type ConstDirectiveNode, type DocumentNode, type GraphQLSchema } from "graphql";
+import { GraphQLError, Kind, parse, visit, type ConstDirectiveNode, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema, type ValidationRule } from "graphql";
 import type { IResolvers } from "@graphql-tools/utils";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import { DateTimeScalar } from "../graphql/date-time.js";
 import { SCHEMA_SDL, type Resolvers } from "../graphql/schema.js";
-import { AppError } from "../graphql/errors.js";
+import { AppError, ErrorCode } from "../graphql/errors.js";
+
+/**
+ * The most representations one `_entities` call may name: a router asks for the entities of one
+ * answer at once, and a fleet's all nodes (5,000 in the benches) fit. The cost model counts each
+ * (graphql/operation-limits.ts).
+ */
+export const MAX_REPRESENTATIONS = 5_000;
 
 /** The entity keys other subgraphs join on: a node by its id (`<cluster>/<name>`), a cluster by its name. */
 const KEYS: Record<string, string> = { Node: "id", Cluster: "name" };
 
 /**
+ * Value types that most graphs define too: shareable, so a supergraph composes with a subgraph
+ * that has its own PageInfo or KeyValue (marked @shareable there) instead of failing with
+ * INVALID_FIELD_SHARING.
+ */
+const SHAREABLE = new Set(["PageInfo", "KeyValue"]);
+
+/**
  * schema.graphql as an Apollo Federation 2 subgraph (served at /subgraph): the same types and
- * resolvers, `@key` on Node and Cluster, and `_service` and `_entities` added by
+ * resolvers, `@key` on Node and Cluster, `@shareable` on the common value types, and `_service` and `_entities` added by
  * @apollo/subgraph. /graphql is untouched, so direct clients see no change.
  */
 export function buildSubgraph(resolverSets: Resolvers[], inventory: InventoryService): GraphQLSchema {
@@ -39,25 +53,79 @@ export function buildSubgraph(resolverSets: Resolvers[], inventory: InventorySer
     ...(resolvers["Cluster"] as object),
     __resolveReference: ({ name }: { name: string }) => inventory.clusterViews().find((cluster) => cluster.name === name) ?? null,
   };
-  return buildSubgraphSchema([{ typeDefs: subgraphTypeDefs(), resolvers: resolvers as IResolvers as never }]);
+  const schema = buildSubgraphSchema([{ typeDefs: subgraphTypeDefs(), resolvers: resolvers as IResolvers as never }]);
+  const entities = schema.getQueryType()!.getFields()["_entities"]!;
+  entities.resolve = checkedRepresentations(entities.resolve!);
+  return schema;
 }
+
+/**
+ * `_entities` as @apollo/subgraph resolves it, with its representations checked first: more
+ * than {@link MAX_REPRESENTATIONS} is refused, and a malformed one (not an object, a type
+ * without a key here, a key that is not a string) is BAD_USER_INPUT for that entity alone,
+ * where @apollo/subgraph would fail the whole answer with an internal error.
+ */
+function checkedRepresentations(resolve: GraphQLFieldResolver<unknown, unknown>): GraphQLFieldResolver<unknown, unknown> {
+  return (source, args: { representations?: unknown }, context, info) => {
+    const representations = Array.isArray(args.representations) ? (args.representations as unknown[]) : [];
+    if (representations.length > MAX_REPRESENTATIONS) {
+      throw new AppError(ErrorCode.BAD_USER_INPUT, `_entities names ${representations.length} representations; at most ${MAX_REPRESENTATIONS} are allowed`);
+    }
+    const answer: unknown[] = new Array(representations.length);
+    const valid: unknown[] = [];
+    const at: number[] = [];
+    representations.forEach((representation, index) => {
+      const problem = representationProblem(representation);
+      if (problem) answer[index] = new AppError(ErrorCode.BAD_USER_INPUT, `representations[${index}]: ${problem}`);
+      else {
+        valid.push(representation);
+        at.push(index);
+      }
+    });
+    const resolved = resolve(source, { ...args, representations: valid }, context, info) as unknown[];
+    at.forEach((index, k) => (answer[index] = resolved[k]));
+    return answer;
+  };
+}
+
+function representationProblem(representation: unknown): string | undefined {
+  if (typeof representation !== "object" || representation === null || Array.isArray(representation)) return "a representation is an object with __typename and its key";
+  const { __typename: type } = representation as Record<string, unknown>;
+  const key = typeof type === "string" && Object.hasOwn(KEYS, type) ? KEYS[type]! : undefined;
+  if (!key) return `__typename must be one of ${Object.keys(KEYS).join(", ")}`;
+  if (typeof (representation as Record<string, unknown>)[key] !== "string") return `a ${type} is named by its ${key}, a string`;
+  return undefined;
+}
+
+/**
+ * With introspection off, `_service { sdl }` is refused too: it is the whole schema, as
+ * `__schema` is. A router then composes from a supergraph given to it.
+ */
+export const NoServiceSdl: ValidationRule = (context) => ({
+  Field(node) {
+    if (node.name.value === "_service" && context.getParentType()?.name === "Query") {
+      context.reportError(new GraphQLError("The subgraph's SDL is not served: introspection is disabled on this server", { nodes: node, extensions: { code: ErrorCode.GRAPHQL_VALIDATION_FAILED } }));
+    }
+  },
+});
 
 /** schema.graphql with the federation link and the entity keys. */
 export function subgraphTypeDefs(): DocumentNode {
   const keyed = visit(parse(SCHEMA_SDL), {
     ObjectTypeDefinition(node) {
       const fields = KEYS[node.name.value];
-      return fields ? { ...node, directives: [...(node.directives ?? []), keyDirective(fields)] } : undefined;
+      if (fields) return { ...node, directives: [...(node.directives ?? []), directive("key", fields)] };
+      return SHAREABLE.has(node.name.value) ? { ...node, directives: [...(node.directives ?? []), directive("shareable")] } : undefined;
     },
   });
-  const link = parse(`extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])`);
+  const link = parse(`extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable"])`);
   return { kind: Kind.DOCUMENT, definitions: [...link.definitions, ...keyed.definitions] };
 }
 
-function keyDirective(fields: string): ConstDirectiveNode {
+function directive(name: "key" | "shareable", fields?: string): ConstDirectiveNode {
   return {
     kind: Kind.DIRECTIVE,
-    name: { kind: Kind.NAME, value: "key" },
-    arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: "fields" }, value: { kind: Kind.STRING, value: fields } }],
+    name: { kind: Kind.NAME, value: name },
+    arguments: fields === undefined ? [] : [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: "fields" }, value: { kind: Kind.STRING, value: fields } }],
   };
 }

@@ -1,7 +1,12 @@
 import { ApolloServerErrorCode } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 
-/** The `extensions.code` values of the API contract: the only codes clients ever see. */
+/**
+ * The `extensions.code` values clients see: the API contract's, and where the GraphQL ecosystem
+ * has a word of its own for a case the contract calls BAD_USER_INPUT or FORBIDDEN, that word
+ * (Apollo Server's request codes, which Apollo Client's and urql's persisted-query links and
+ * most tooling look for, and RATE_LIMITED for a caller over its allowance, as public APIs say).
+ */
 export const ErrorCode = {
   UNAUTHENTICATED: "UNAUTHENTICATED",
   FORBIDDEN: "FORBIDDEN",
@@ -10,6 +15,15 @@ export const ErrorCode = {
   CONFLICT: "CONFLICT",
   UNAVAILABLE: "UNAVAILABLE",
   INTERNAL_SERVER_ERROR: "INTERNAL_SERVER_ERROR",
+  /** A document that is not GraphQL (a BAD_USER_INPUT in the contract's words). */
+  GRAPHQL_PARSE_FAILED: "GRAPHQL_PARSE_FAILED",
+  /** A document the schema refuses (a BAD_USER_INPUT in the contract's words). */
+  GRAPHQL_VALIDATION_FAILED: "GRAPHQL_VALIDATION_FAILED",
+  /** An automatic persisted query's hash this server does not hold yet: send the query with it. */
+  PERSISTED_QUERY_NOT_FOUND: "PERSISTED_QUERY_NOT_FOUND",
+  PERSISTED_QUERY_NOT_SUPPORTED: "PERSISTED_QUERY_NOT_SUPPORTED",
+  /** Over a per-caller allowance (mutations a minute, operations at once, subscriptions): retry after `retryAfterSeconds`. */
+  RATE_LIMITED: "RATE_LIMITED",
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -34,14 +48,30 @@ export class AppError extends GraphQLError {
  */
 const FROM_APOLLO: Record<ApolloServerErrorCode, ErrorCode> = {
   [ApolloServerErrorCode.INTERNAL_SERVER_ERROR]: ErrorCode.INTERNAL_SERVER_ERROR,
-  [ApolloServerErrorCode.GRAPHQL_PARSE_FAILED]: ErrorCode.BAD_USER_INPUT,
-  [ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED]: ErrorCode.BAD_USER_INPUT,
-  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND]: ErrorCode.BAD_USER_INPUT,
-  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED]: ErrorCode.BAD_USER_INPUT,
+  [ApolloServerErrorCode.GRAPHQL_PARSE_FAILED]: ErrorCode.GRAPHQL_PARSE_FAILED,
+  [ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED]: ErrorCode.GRAPHQL_VALIDATION_FAILED,
+  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND]: ErrorCode.PERSISTED_QUERY_NOT_FOUND,
+  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED]: ErrorCode.PERSISTED_QUERY_NOT_SUPPORTED,
   [ApolloServerErrorCode.BAD_USER_INPUT]: ErrorCode.BAD_USER_INPUT,
   [ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE]: ErrorCode.BAD_USER_INPUT,
   [ApolloServerErrorCode.BAD_REQUEST]: ErrorCode.BAD_USER_INPUT,
 };
+
+function apolloRequestError(original: unknown): boolean {
+  if (!(original instanceof GraphQLError) || original.originalError !== undefined || original.extensions["code"] !== undefined) return false;
+  const status = (original.extensions["http"] as { status?: unknown } | undefined)?.status;
+  return typeof status === "number" && status >= 400 && status < 500;
+}
+
+/**
+ * The longest error message a caller is sent: messages quote what was wrong, and a huge input
+ * (a selector, a key, a name) must not come back whole.
+ */
+export const MAX_ERROR_MESSAGE_LENGTH = 1_000;
+
+function bounded(message: string): string {
+  return message.length <= MAX_ERROR_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}… (message cut: ${message.length} characters)`;
+}
 
 /**
  * The one error formatter for HTTP and WebSocket. Never throws. Errors we raised on purpose
@@ -54,7 +84,9 @@ export function formatError(
   original: unknown,
   report: (error: unknown) => void = () => {},
 ): GraphQLFormattedError {
-  const given = formatted.extensions?.code;
+  // Apollo sets INTERNAL_SERVER_ERROR on a request error it raised without a code but with a
+  // 4xx status of its own (an APQ hash that does not match the query): the caller's error.
+  const given = apolloRequestError(original) ? ErrorCode.BAD_USER_INPUT : formatted.extensions?.code;
   const cause = original instanceof GraphQLError ? (original.originalError ?? original) : original;
   const code =
     isContractCode(given)
@@ -75,5 +107,5 @@ export function formatError(
     };
   }
   const { stacktrace: _stack, http: _http, ...extensions } = formatted.extensions ?? {};
-  return { ...formatted, extensions: { ...extensions, code } };
+  return { ...formatted, message: bounded(formatted.message), extensions: { ...extensions, code } };
 }

@@ -19,6 +19,7 @@ import type {
   MaintenanceEventFilter,
   TransitionFilter,
 } from "../graphql/generated/resolvers-types.js";
+import { globalId } from "../graphql/global-id.js";
 import { pageSize } from "../graphql/page-size.js";
 import { historyConnection } from "./history-connection.js";
 import type { TransitionRecord } from "./history-diff.js";
@@ -70,7 +71,7 @@ function statusOf(stored: string): ConditionStatus {
 }
 
 /** A transition as recorded (the recorder's record, less what only the write needs), with its row id. */
-type TransitionRow = Omit<TransitionRecord, "reconciled"> & { id: bigint };
+type TransitionRow = TransitionRecord & { id: bigint; recordedAt: Date };
 
 interface EventRow {
   id: bigint;
@@ -87,7 +88,7 @@ interface EventRow {
 
 function transitionView(row: TransitionRow): ConditionTransitionView {
   return {
-    id: String(row.id),
+    id: globalId("ConditionTransition", row.id),
     cluster: row.cluster,
     node: row.node,
     type: row.type,
@@ -96,12 +97,14 @@ function transitionView(row: TransitionRow): ConditionTransitionView {
     reason: row.reason,
     message: row.message,
     at: row.at,
+    reconciled: row.reconciled,
+    recordedAt: row.recordedAt,
   };
 }
 
 function eventView(row: EventRow): MaintenanceEventView {
   return {
-    id: String(row.id),
+    id: globalId("MaintenanceEvent", row.id),
     cluster: row.cluster,
     node: row.node,
     kind: row.kind as MaintenanceEventKind,
@@ -135,6 +138,7 @@ export class HistoryQueries {
     time: "at",
     where: (f: TransitionFilter) => ({ ...(f.type != null ? { type: f.type } : {}), ...(f.to != null ? { to: TO_STORED[f.to] } : {}) }),
     read: (page) => this.read(() => this.database.prisma.conditionTransition.findMany({ ...page, select: TRANSITION_COLUMNS })),
+    count: (where) => this.read(() => this.database.prisma.conditionTransition.count({ where })),
     view: transitionView,
   });
 
@@ -148,6 +152,7 @@ export class HistoryQueries {
     time: "at",
     where: (f: MaintenanceEventFilter) => (f.kinds != null ? { kind: { in: [...f.kinds] } } : {}),
     read: (page) => this.read(() => this.database.prisma.maintenanceEvent.findMany({ ...page, select: EVENT_COLUMNS })),
+    count: (where) => this.read(() => this.database.prisma.maintenanceEvent.count({ where })),
     view: eventView,
   });
 
@@ -165,10 +170,10 @@ export class HistoryQueries {
       // so a node with years of flapping costs no more than a quiet one.
       const rows = await this.read(() =>
         this.database.prisma.$queryRaw<TransitionRow[]>`
-          SELECT t.id, t.cluster, t.node, t.type, t."from", t."to", t.reason, t.message, t.at
+          SELECT t.id, t.cluster, t.node, t.type, t."from", t."to", t.reason, t.message, t.at, t.reconciled, t.recorded_at AS "recordedAt"
           FROM unnest(${pairs.clusters}::text[], ${pairs.nodes}::text[]) AS k(cluster, node)
           CROSS JOIN LATERAL (
-            SELECT c.id, c.cluster, c.node, c.type, c."from", c."to", c.reason, c.message, c.at
+            SELECT c.id, c.cluster, c.node, c.type, c."from", c."to", c.reason, c.message, c.at, c.reconciled, c.recorded_at
             FROM condition_transition c
             WHERE c.cluster = k.cluster AND c.node = k.node
               ${type != null ? Prisma.sql`AND c.type = ${type}` : Prisma.empty}
@@ -235,7 +240,7 @@ export class HistoryQueries {
   }
 }
 
-const TRANSITION_COLUMNS = { id: true, cluster: true, node: true, type: true, from: true, to: true, reason: true, message: true, at: true } as const;
+const TRANSITION_COLUMNS = { id: true, cluster: true, node: true, type: true, from: true, to: true, reason: true, message: true, at: true, reconciled: true, recordedAt: true } as const;
 
 const EVENT_COLUMNS = {
   id: true,

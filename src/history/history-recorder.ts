@@ -8,6 +8,8 @@ import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
 import { isContentRefusal, isDiskFull } from "../db/database-errors.js";
 import { LeadershipLostError, type HistoryStore, type NodeObservation } from "./history-store.js";
 import { WriteLoop } from "./write-loop.js";
+import { RecordingCoverage } from "./recording-coverage.js";
+import type { Database } from "../db/database.js";
 
 export interface HistoryRecorderOptions {
   clusters: ClusterRegistry;
@@ -22,6 +24,8 @@ export interface HistoryRecorderOptions {
   stallAfterMs?: number;
   /** Tells subscribers (on every replica) what was just written. */
   pubsub?: PubSub;
+  /** Where the stretches of time this replica recorded each cluster are written (recording-coverage.ts). */
+  coverage: { database: Database; intervalMs?: number; reconnectGraceMs?: number };
 }
 
 export interface RecorderStatus {
@@ -66,7 +70,8 @@ type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcil
  * a reconcile compares the whole cluster with the recorded state and fills any gap.
  */
 export class HistoryRecorder {
-  private readonly o: Required<Omit<HistoryRecorderOptions, "lease" | "pubsub">> & Pick<HistoryRecorderOptions, "lease" | "pubsub">;
+  private readonly o: Required<Omit<HistoryRecorderOptions, "lease" | "pubsub" | "coverage">> & Pick<HistoryRecorderOptions, "lease" | "pubsub">;
+  private readonly coverage: RecordingCoverage;
   private readonly queue: Job[] = [];
   private readonly electors = new Map<string, LeaseElector>();
   private readonly leading = new Set<string>();
@@ -80,7 +85,13 @@ export class HistoryRecorder {
   readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0, fenced: 0, diskFull: false };
 
   constructor(options: HistoryRecorderOptions) {
-    this.o = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...options };
+    const { coverage, ...rest } = options;
+    this.o = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...rest };
+    this.coverage = new RecordingCoverage({
+      ...coverage,
+      logger: options.logger,
+      reconcile: (cluster) => this.leading.has(cluster) && this.push({ kind: "reconcile", cluster }),
+    });
     this.writes = new WriteLoop({
       status: this.status,
       logger: this.o.logger,
@@ -89,8 +100,9 @@ export class HistoryRecorder {
         try {
           if (this.queue[0]?.kind === "claim") return await this.claim(this.queue[0].cluster);
           // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
-          const [batch, count] = await this.nextBatch();
+          const [batch, count, reconciled] = await this.nextBatch();
           if (batch.length) await this.write(batch);
+          if (reconciled && this.leading.has(reconciled.cluster)) this.coverage.reconciled(reconciled.cluster, reconciled.at);
           this.queue.splice(0, count);
         } catch (error) {
           if (!(error instanceof LeadershipLostError)) throw error;
@@ -124,8 +136,9 @@ export class HistoryRecorder {
     for (const cache of this.o.clusters.all()) {
       const onNode = (change: NodeChange) => this.onNodeChange(change);
       const onRelisted = () => this.leading.has(cache.name) && this.push({ kind: "reconcile", cluster: cache.name });
-      cache.on("node", onNode).on("relisted", onRelisted);
-      this.unsubscribe.push(() => cache.off("node", onNode).off("relisted", onRelisted));
+      const onStatus = (status: { connected: boolean }) => this.coverage.connection(cache.name, status.connected);
+      cache.on("node", onNode).on("relisted", onRelisted).on("status", onStatus);
+      this.unsubscribe.push(() => cache.off("node", onNode).off("relisted", onRelisted).off("status", onStatus));
       const elector = new LeaseElector({
         client: cache.client,
         logger: this.o.logger.child({ cluster: cache.name }),
@@ -136,18 +149,23 @@ export class HistoryRecorder {
         ...(this.o.lease.identity ? { identity: `${this.o.lease.identity}` } : {}),
         onStartedLeading: () => {
           this.leading.add(cache.name);
+          this.coverage.lead(cache.name, cache.status().connected);
           this.status.leaderOf = [...this.leading];
           // The epoch comes first: nothing of this term is written before the database grants it.
           this.push({ kind: "claim", cluster: cache.name });
           this.push({ kind: "reconcile", cluster: cache.name });
           this.leadership.emit("started", cache.name);
         },
-        onStoppedLeading: () => this.forget(cache.name),
+        onStoppedLeading: () => {
+          this.forget(cache.name);
+          void this.coverage.release(cache.name).catch(() => {});
+        },
       });
       this.electors.set(cache.name, elector);
       elector.start();
     }
     this.writes.start();
+    this.coverage.start();
   }
 
   /** Each cluster's Lease: who holds it, so a replica standing by says whom it waits on. */
@@ -176,6 +194,7 @@ export class HistoryRecorder {
   async stop(flushTimeoutMs = 5_000): Promise<void> {
     for (const off of this.unsubscribe) off();
     await Promise.all([...this.electors.values()].map((elector) => elector.stop()));
+    await this.coverage.stop().catch(() => {});
     const deadline = setTimeout(() => {
       void this.writes.stop();
     }, flushTimeoutMs);
@@ -303,9 +322,12 @@ export class HistoryRecorder {
    * The next jobs to write as one batch, and how many queue entries they account for: up to
    * batchSize observations, or one reconcile expanded into observations of the whole cluster.
    */
-  private async nextBatch(): Promise<[NodeObservation[], number]> {
+  private async nextBatch(): Promise<[NodeObservation[], number, { cluster: string; at: Date }?]> {
     const first = this.queue[0]!;
-    if (first.kind === "reconcile") return [await this.reconcileObservations(first.cluster), 1];
+    if (first.kind === "reconcile") {
+      const [observations, at] = await this.reconcileObservations(first.cluster);
+      return [observations, 1, at ? { cluster: first.cluster, at } : undefined];
+    }
     const batch: NodeObservation[] = [];
     for (const job of this.queue) {
       if (job.kind !== "observe" || batch.length >= this.o.batchSize) break;
@@ -314,18 +336,18 @@ export class HistoryRecorder {
     return [batch, batch.length];
   }
 
-  /** Every node of the cluster as it is now, and every recorded node it no longer has. */
-  private async reconcileObservations(clusterName: string): Promise<NodeObservation[]> {
+  /** Every node of the cluster as it is now, and every recorded node it no longer has; and when "now" was (none: no reconcile). */
+  private async reconcileObservations(clusterName: string): Promise<[NodeObservation[], Date?]> {
     const cache: ClusterCache | undefined = this.o.clusters.get(clusterName);
-    if (!cache || !this.leading.has(clusterName)) return [];
+    if (!cache || !this.leading.has(clusterName)) return [[]];
     // Leadership can come before the first list: wait for the nodes rather than lose this
     // reconcile. It also waits (up to a minute) for the pods' first list, the bulk of a sync, so
     // that writing every node does not share the CPU with it and hold back readiness.
     for (let waited = 0; !cache.initialLoadSettled(); waited += 100) {
-      if (this.writes.stopped) return [];
+      if (this.writes.stopped) return [[]];
       if (waited >= 60_000) {
         if (cache.nodesSynced()) break;
-        return [];
+        return [[]];
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -340,6 +362,6 @@ export class HistoryRecorder {
     for (const name of await this.o.store.presentNodes(clusterName)) {
       if (!seen.has(name)) observations.push({ cluster: clusterName, name, node: undefined, at, key, reconciled: true });
     }
-    return observations;
+    return [observations, at];
   }
 }

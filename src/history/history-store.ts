@@ -4,6 +4,7 @@ import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { Prisma } from "../db/generated/client.js";
 import { isContentRefusal } from "../db/database-errors.js";
 import { storable } from "../db/storable-text.js";
+import { EVICTION_TAINT_KEYS } from "../cluster/strip.js";
 import type { HistoryNotice } from "../pubsub/pubsub.js";
 import { diffNode, type MaintenanceRecord, type NodeChangeRecord, type NodeSnapshot, type Observation, type TransitionRecord } from "./history-diff.js";
 
@@ -136,6 +137,7 @@ export class HistoryStore {
         for (const row of writtenChanges) {
           if (row.field === "SCHEDULABILITY") notice(row.node).unschedulable = row.unschedulable === true;
           if (row.field === "DELETED") notice(row.node).deleted = true;
+          if (row.field === "TAINTS" && row.item !== null && COUNTDOWN_TAINT_ITEMS.has(row.item)) notice(row.node).evictionCountdown = true;
         }
         return { transitions: writtenTransitions.length, changes: writtenChanges.length, maintenance: writtenEvents.length, notices: [...notices.values()], refused };
       },
@@ -231,7 +233,10 @@ function insertTransitions(tx: Prisma.TransactionClient, rows: TransitionRecord[
     RETURNING id, node`;
 }
 
-function insertChanges(tx: Prisma.TransactionClient, rows: NodeChangeRecord[]): Promise<{ node: string; field: string; unschedulable: boolean | null }[]> {
+/** The taint items (key:effect) whose coming or going starts or ends an eviction countdown. */
+const COUNTDOWN_TAINT_ITEMS = new Set(EVICTION_TAINT_KEYS.map((key) => `${key}:NoExecute`));
+
+function insertChanges(tx: Prisma.TransactionClient, rows: NodeChangeRecord[]): Promise<{ node: string; field: string; item: string | null; unschedulable: boolean | null }[]> {
   // before/after go as JSON text, so a value that is JSON null is stored as JSON null (as Prisma.JsonNull did), not SQL NULL.
   const data = rows.map((c) => ({ ...c, before: JSON.stringify(c.before ?? null), after: JSON.stringify(c.after ?? null) }));
   return tx.$queryRaw`
@@ -240,7 +245,7 @@ function insertChanges(tx: Prisma.TransactionClient, rows: NodeChangeRecord[]): 
     FROM jsonb_to_recordset(${JSON.stringify(data)}::jsonb)
       AS r(cluster text, node text, field text, item text, before text, after text, at timestamptz, key text, reconciled boolean, actor text)
     ON CONFLICT DO NOTHING
-    RETURNING node, field, (after ->> 'unschedulable')::boolean AS unschedulable`;
+    RETURNING node, field, item, (after ->> 'unschedulable')::boolean AS unschedulable`;
 }
 
 function insertMaintenance(tx: Prisma.TransactionClient, rows: MaintenanceRecord[]): Promise<{ id: bigint; node: string }[]> {

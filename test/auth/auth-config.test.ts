@@ -64,6 +64,9 @@ describe("authentication settings", () => {
       maxSubscriptionsPerCaller: 6,
       maxInFlightPerCaller: 2,
       maxInFlight: 9,
+      maxSubscriptionEventCost: 10_000,
+      maxConnections: 10_000,
+      maxConnectionsPerAddress: 1_000,
     });
     assert.equal(loadConfig([], { IMPERSONATE_CALLERS: "false" }).auth.impersonate, false);
   });

@@ -29,7 +29,7 @@ describe("the mutation rate limit across replicas on one PostgreSQL", () => {
       // Three a minute: a token every 20 s, the first taken moments ago.
       assert.ok(retryAfter >= 15 && retryAfter <= 20, `Retry-After ${retryAfter}`);
       const body = (await response.json()) as any;
-      assert.deepEqual(body.errors[0].extensions, { code: "FORBIDDEN", reason: "RATE_LIMITED", retryAfterSeconds: retryAfter });
+      assert.deepEqual(body.errors[0].extensions, { code: "RATE_LIMITED", reason: "RATE_LIMITED", retryAfterSeconds: retryAfter });
       assert.equal((await graphql(a.url, CORDON, undefined, operator)).status, 429, "and on a as well");
       assert.deepEqual(outcome(await graphql(a.url, CORDON, undefined, bearer(TOKENS.admin))), { status: 200, code: "NOT_FOUND" }, "another caller has their own");
     } finally {

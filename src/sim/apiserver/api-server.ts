@@ -17,7 +17,10 @@ import { WatchServer } from "./watch.js";
 import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
-import { entryOf, send, type RequestRecord, type Target } from "./request.js";
+import { isNodeProxy, serveNodeProxy } from "./node-proxy.js";
+import { servePodLog, servePortForward } from "./pod-streams.js";
+import { entryOf, parseBody, send, type RequestRecord, type Target } from "./request.js";
+import { writeOptions } from "./query-options.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
 import { AccessControl } from "./access-control.js";
 import type { UserInfo } from "./authentication.js";
@@ -25,7 +28,7 @@ import { requestAttributes } from "./request-info.js";
 import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
 import { OpenApi } from "./openapi.js";
 import { PROTOBUF, protobufToJson } from "./protobuf.js";
-import { forbidden, notFound, pathNotFound, qualified } from "./status.js";
+import { forbidden, notAcceptable, notFound, pathNotFound, qualified } from "./status.js";
 import { R } from "../storage-names.js";
 import { strictMessage, unknownFields, warnings } from "./field-validation.js";
 
@@ -137,14 +140,28 @@ export class ApiServer {
       res.end();
       return;
     }
+    // The apiserver's error writer turns retryAfterSeconds into the header client-go retries by.
+    if (e.status.details?.retryAfterSeconds) res.setHeader("Retry-After", String(e.status.details.retryAfterSeconds));
     send(this.cluster, res, e.code, e.status);
   }
 
   private route(req: IncomingMessage, res: ServerResponse, body: Buffer, record: RequestRecord, user: UserInfo): void {
     const url = new URL(req.url ?? "/", "http://sim");
     const method = req.method ?? "GET";
+    if (url.pathname === "/openapi/v2") {
+      // v2 as JSON only: the protobuf form client-go's discovery asks for is not built here.
+      if (!/application\/json|\*\/\*/.test(String(req.headers.accept ?? "*/*"))) throw notAcceptable(["application/json"]);
+      return void this.openapi
+        .v2()
+        .then((doc) => send(this.cluster, res, 200, doc))
+        .catch((err) => this.fail(res, err));
+    }
     if (url.pathname === "/openapi/v3" || url.pathname.startsWith("/openapi/v3/")) {
       return void this.serveOpenApi(url, res).catch((err) => this.fail(res, err));
+    }
+    if (isNodeProxy(url.pathname)) {
+      Object.assign(record, { verb: "get", resource: "nodes", subresource: "proxy", name: decodeURIComponent(url.pathname.split("/")[4] ?? "") });
+      return serveNodeProxy(this.cluster, method, url, res);
     }
     const route = resolveRoute(url, method, this.serverAddress);
     if (route.kind === "document") return send(this.cluster, res, 200, route.body);
@@ -219,26 +236,33 @@ export class ApiServer {
       if (req.method !== "GET") throw methodNotAllowed();
       return serveMetrics(c, t, q, res);
     }
+    if (t.subresource === "log") {
+      if (verb !== "get") throw methodNotAllowed();
+      return servePodLog(c, t, q, res);
+    }
+    if (t.subresource === "portforward") return servePortForward(c, t, req);
+    const writer = { userAgent: String(req.headers["user-agent"] ?? "") };
     switch (verb) {
       case "get":
         return serveGet(c, t, q, req, res);
       case "list":
-        return serveList(c, t, q, req, res);
+        return void serveList(c, t, q, req, res)?.catch((err) => this.fail(res, err));
       case "watch":
         return this.watches.serve(t, q, req, res);
       case "create":
         this.admitNamespace(t);
         if (t.subresource === "eviction") return serveEviction(c, t, body, res);
         if (t.name) throw methodNotAllowed();
-        return serveCreate(c, t, q, body, res, this.admitFor(user));
+        return serveCreate(c, t, q, body, res, writer, this.admitFor(user));
       case "update":
         if (!t.name) throw methodNotAllowed();
-        return serveUpdate(c, t, q, body, res, this.admitFor(user));
+        return serveUpdate(c, t, q, body, res, writer, this.admitFor(user));
       case "patch":
         if (!t.name) throw methodNotAllowed();
-        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, this.admitFor(user));
+        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, writer, this.admitFor(user));
       case "delete":
         if (this.options.namespaces && t.def.kind === "Namespace" && t.name && !t.subresource) {
+          writeOptions("DeleteOptions", q, body.length ? { body: parseBody(body) } : {});
           entryOf(c, t);
           this.options.namespaces.terminate(t.name);
           c.tick();

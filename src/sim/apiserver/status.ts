@@ -75,8 +75,15 @@ export function conflict(resource: string, group: string, name: string): ApiErro
   );
 }
 
+/** A conflict with no object details (the apply conflict's NewApplyConflict). */
+export function conflictStatus(message: string, causes: StatusCause[]): ApiError {
+  return failure(409, "Conflict", message, { causes });
+}
+
 export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
-  const summary = causes.map((c) => `${c.field}: ${c.message}`).join(", ");
+  // errs.ToAggregate(): repeated messages once, more than one in brackets.
+  const messages = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
+  const summary = messages.length > 1 ? `[${messages.join(", ")}]` : messages.join("");
   // The kind is qualified by its group ("Lease.coordination.k8s.io"), as NewInvalid's GroupKind prints.
   return failure(422, "Invalid", `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${summary}`, {
     name,
@@ -97,6 +104,11 @@ export function methodNotAllowed(message = "the server does not allow this metho
 /** A body of a type the server does not read, as the apiserver's content negotiation answers it. */
 export function unsupportedMediaType(accepted: readonly string[]): ApiError {
   return failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`);
+}
+
+/** An Accept the server cannot answer, as its content negotiation words it. */
+export function notAcceptable(supported: readonly string[]): ApiError {
+  return failure(406, "NotAcceptable", `only the following media types are accepted: ${supported.join(", ")}`);
 }
 
 /** A request refused before any resource is looked at (the apiserver's Forbidden has empty details here). */
@@ -120,12 +132,24 @@ export function tooManyRequests(message: string, causes: StatusCause[]): ApiErro
   return failure(429, "TooManyRequests", message, { causes });
 }
 
-export function timeout(message: string): ApiError {
-  return failure(504, "Timeout", message);
+export function timeout(message: string, retryAfterSeconds = 0): ApiError {
+  return failure(504, "Timeout", `Timeout: ${message}`, retryAfterSeconds ? { retryAfterSeconds } : {});
+}
+
+/** storage.NewTooLargeResourceVersionError: a read at a resourceVersion the server has not reached. */
+export function tooLargeResourceVersion(wanted: number | string, current: number): ApiError {
+  const e = timeout(`Too large resource version: ${wanted}, current: ${current}`, 1);
+  e.status.details!.causes = [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }];
+  return e;
 }
 
 export function internalError(message: string): ApiError {
   return failure(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] });
+}
+
+/** An error storage returned that the apiserver passes on as it is (ErrorToAPIStatus: 500, reason Unknown). */
+export function unconverted(message: string): ApiError {
+  return failure(500, "Unknown", message);
 }
 
 /** The body a successful non-returning DELETE or an eviction answers with. */
