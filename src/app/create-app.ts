@@ -386,7 +386,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
           metrics: metrics.handler((req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))),
           readiness: async () => {
             const up = await db.ping();
-            const checks: Readiness["checks"] = { database: up ? { ok: true } : { ok: false, detail: "not answering" } };
+            // A full disk answers reads (the ping) and refuses every write: unavailable all the same.
+            const full = recorder!.status.diskFull;
+            const checks: Readiness["checks"] = {
+              database: !up ? { ok: false, detail: "not answering" } : full ? { ok: false, detail: "disk full: writes fail (history buffered, the cache still served)" } : { ok: true },
+            };
             for (const cache of registry.all()) {
               const status = cache.status();
               // A cluster still loading holds readiness back; one that failed does not, so an

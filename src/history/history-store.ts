@@ -90,7 +90,8 @@ export class HistoryStore {
       INSERT INTO history_leadership (cluster, epoch, holder, updated_at) VALUES (${cluster}, 1, ${holder}, now())
       ON CONFLICT (cluster) DO UPDATE SET epoch = history_leadership.epoch + 1, holder = EXCLUDED.holder, updated_at = now()
       RETURNING epoch`;
-    return BigInt(row!.epoch);
+    if (!row) throw new Error(`the history leadership of ${cluster} could not be claimed: the database returned no epoch`);
+    return BigInt(row.epoch);
   }
 
   private applyCluster(cluster: string, observations: NodeObservation[], salvage: boolean, fence: LeadershipFence | undefined): Promise<ApplyResult> {
