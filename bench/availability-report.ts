@@ -162,7 +162,7 @@ try {
     console.log(
       `${days} days: ${report.nodes.length} nodes, ${report.total.outages} outages, availability ${(report.total.availability! * 100).toFixed(3)}%, MTTR ${report.total.mttrSeconds!.toFixed(0)} s, ${report.total.flaps} flaps`,
     );
-    await time(`  report (4 SQL statements and the computation)`, () => queries.report({ from, to, groupBy: [{ by: "ZONE" }, { by: "NODE_POOL" }] }));
+    await time(`  report (5 SQL statements and the computation)`, () => queries.report({ from, to, groupBy: [{ by: "ZONE" }, { by: "NODE_POOL" }] }));
     await time(`  the CLI's GraphQL operation with every node`, async () => {
       const result = await graphql({
         schema,
