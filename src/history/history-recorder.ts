@@ -6,7 +6,7 @@ import type { Logger } from "../log/logger.js";
 import { projection } from "./history-diff.js";
 import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
 import { isContentRefusal } from "../db/database-errors.js";
-import type { HistoryStore, NodeObservation } from "./history-store.js";
+import { LeadershipLostError, type HistoryStore, type NodeObservation } from "./history-store.js";
 import { WriteLoop } from "./write-loop.js";
 import { RecordingCoverage } from "./recording-coverage.js";
 import type { Database } from "../db/database.js";
@@ -38,6 +38,8 @@ export interface RecorderStatus {
   /** Clusters this replica records (holds the lease of). */
   leaderOf: string[];
   recorded: { transitions: number; changes: number; maintenance: number };
+  /** Times the database refused a write because another replica had taken the cluster's leadership over (its queue was dropped). */
+  fenced: number;
   /** Observations skipped because the database refused their content (each logged with the node and the database's words). */
   refused: number;
   /** Since when writes have failed without a break while observations wait: the recorder is not making progress. */
@@ -56,7 +58,7 @@ export interface LeaseView {
   held: boolean;
 }
 
-type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcile"; cluster: string };
+type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcile"; cluster: string } | { kind: "claim"; cluster: string };
 
 /**
  * Turns what the watch caches see into history. Per cluster, only the replica holding the
@@ -71,12 +73,14 @@ export class HistoryRecorder {
   private readonly queue: Job[] = [];
   private readonly electors = new Map<string, LeaseElector>();
   private readonly leading = new Set<string>();
+  /** The epoch the database granted this replica for each cluster it leads: every write carries it. */
+  private readonly epochs = new Map<string, bigint>();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly writes: WriteLoop;
   private needsReconcile = false;
   /** "started" with a cluster's name when this replica takes its Lease (node events follow it). */
   readonly leadership = new EventEmitter<{ started: [string] }>();
-  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0 };
+  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0, fenced: 0 };
 
   constructor(options: HistoryRecorderOptions) {
     const { coverage, ...rest } = options;
@@ -91,12 +95,22 @@ export class HistoryRecorder {
       logger: this.o.logger,
       pending: () => this.queue.length,
       write: async () => {
-        // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
-        const [batch, count, reconciled] = await this.nextBatch();
-        if (batch.length) await this.write(batch);
-        if (reconciled && this.leading.has(reconciled.cluster)) this.coverage.reconciled(reconciled.cluster, reconciled.at);
-        this.queue.splice(0, count);
-        this.status.pending = this.queue.length;
+        try {
+          if (this.queue[0]?.kind === "claim") return await this.claim(this.queue[0].cluster);
+          // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
+          const [batch, count, reconciled] = await this.nextBatch();
+          if (batch.length) await this.write(batch);
+          if (reconciled && this.leading.has(reconciled.cluster)) this.coverage.reconciled(reconciled.cluster, reconciled.at);
+          this.queue.splice(0, count);
+        } catch (error) {
+          if (!(error instanceof LeadershipLostError)) throw error;
+          this.status.fenced++;
+          this.o.logger.warn({ cluster: error.cluster, holder: error.holder }, "history leadership taken over by another replica: dropping this replica's queue and standing by");
+          this.electors.get(error.cluster)?.stepDown();
+          this.forget(error.cluster);
+        } finally {
+          this.status.pending = this.queue.length;
+        }
       },
       written: () => {
         delete this.status.lastError;
@@ -133,13 +147,14 @@ export class HistoryRecorder {
           this.leading.add(cache.name);
           this.coverage.lead(cache.name, cache.status().connected);
           this.status.leaderOf = [...this.leading];
+          // The epoch comes first: nothing of this term is written before the database grants it.
+          this.push({ kind: "claim", cluster: cache.name });
           this.push({ kind: "reconcile", cluster: cache.name });
           this.leadership.emit("started", cache.name);
         },
         onStoppedLeading: () => {
-          this.leading.delete(cache.name);
+          this.forget(cache.name);
           void this.coverage.release(cache.name).catch(() => {});
-          this.status.leaderOf = [...this.leading];
         },
       });
       this.electors.set(cache.name, elector);
@@ -186,6 +201,28 @@ export class HistoryRecorder {
     if (this.queue.length) this.o.logger.warn({ pending: this.queue.length }, "history not written at shutdown; the next start reconciles it");
   }
 
+  /** Takes the database's epoch for `cluster` (the claim job at the head of the queue). */
+  private async claim(cluster: string): Promise<void> {
+    if (this.leading.has(cluster)) {
+      const elector = this.electors.get(cluster);
+      this.epochs.set(cluster, await this.o.store.claimLeadership(cluster, elector?.identity ?? "unknown"));
+    }
+    this.queue.shift();
+  }
+
+  /** No longer leading `cluster`: what waits for it is not ours to write (its next leader reconciles). */
+  private forget(cluster: string): void {
+    this.leading.delete(cluster);
+    this.epochs.delete(cluster);
+    this.status.leaderOf = [...this.leading];
+    let kept = 0;
+    for (const job of this.queue) {
+      if ((job.kind === "observe" ? job.observation.cluster : job.cluster) !== cluster) this.queue[kept++] = job;
+    }
+    this.queue.length = kept;
+    this.status.pending = kept;
+  }
+
   private onNodeChange(change: NodeChange): void {
     if (!this.leading.has(change.cluster)) return;
     // Relisted changes are covered by the reconcile that every relist triggers.
@@ -198,7 +235,7 @@ export class HistoryRecorder {
         cluster: change.cluster,
         name: change.name,
         node: after,
-        at: new Date(),
+        at: change.observedAt,
         key: after?.resourceVersion ?? `deleted:${before?.resourceVersion}`,
         reconciled: false,
       },
@@ -207,9 +244,10 @@ export class HistoryRecorder {
 
   private push(job: Job | undefined): void {
     if (job) {
-      if (this.queue.length >= this.o.bufferSize) {
-        const index = this.queue.findIndex((j) => j.kind === "observe");
-        this.queue.splice(index < 0 ? 0 : index, 1);
+      // The oldest observation goes (a reconcile covers for it); a claim or a reconcile never does.
+      const index = this.queue.length >= this.o.bufferSize ? this.queue.findIndex((j) => j.kind === "observe") : -1;
+      if (index >= 0) {
+        this.queue.splice(index, 1);
         this.status.dropped++;
         this.needsReconcile = true;
       }
@@ -232,17 +270,17 @@ export class HistoryRecorder {
    */
   private async write(batch: NodeObservation[]): Promise<void> {
     try {
-      return await this.count(await this.o.store.apply(batch));
+      return await this.count(await this.o.store.apply(batch, { fence: this.fence }));
     } catch (error) {
       if (!isContentRefusal(error)) throw error;
     }
     for (const observation of batch) {
       let written;
       try {
-        written = await this.o.store.apply([observation]);
+        written = await this.o.store.apply([observation], { fence: this.fence });
       } catch (error) {
         if (!isContentRefusal(error)) throw error;
-        written = await this.o.store.apply([observation], { salvage: true });
+        written = await this.o.store.apply([observation], { salvage: true, fence: this.fence });
       }
       for (const { table, error } of written.refused) {
         this.status.refused++;
@@ -254,6 +292,8 @@ export class HistoryRecorder {
       await this.count(written);
     }
   }
+
+  private readonly fence = (cluster: string) => this.epochs.get(cluster);
 
   private count(written: Awaited<ReturnType<HistoryStore["apply"]>>): Promise<void> {
     this.status.recorded.transitions += written.transitions;

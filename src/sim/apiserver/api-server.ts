@@ -17,7 +17,9 @@ import { WatchServer } from "./watch.js";
 import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
-import { entryOf, send, type RequestRecord, type Target } from "./request.js";
+import { isNodeProxy, serveNodeProxy } from "./node-proxy.js";
+import { entryOf, parseBody, send, type RequestRecord, type Target } from "./request.js";
+import { writeOptions } from "./query-options.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
 import { AccessControl } from "./access-control.js";
 import type { UserInfo } from "./authentication.js";
@@ -146,6 +148,10 @@ export class ApiServer {
     if (url.pathname === "/openapi/v3" || url.pathname.startsWith("/openapi/v3/")) {
       return void this.serveOpenApi(url, res).catch((err) => this.fail(res, err));
     }
+    if (isNodeProxy(url.pathname)) {
+      Object.assign(record, { verb: "get", resource: "nodes", subresource: "proxy", name: decodeURIComponent(url.pathname.split("/")[4] ?? "") });
+      return serveNodeProxy(this.cluster, method, url, res);
+    }
     const route = resolveRoute(url, method, this.serverAddress);
     if (route.kind === "document") return send(this.cluster, res, 200, route.body);
     if (route.kind === "health") {
@@ -223,7 +229,7 @@ export class ApiServer {
       case "get":
         return serveGet(c, t, q, req, res);
       case "list":
-        return serveList(c, t, q, req, res);
+        return void serveList(c, t, q, req, res)?.catch((err) => this.fail(res, err));
       case "watch":
         return this.watches.serve(t, q, req, res);
       case "create":
@@ -239,6 +245,7 @@ export class ApiServer {
         return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, this.admitFor(user));
       case "delete":
         if (this.options.namespaces && t.def.kind === "Namespace" && t.name && !t.subresource) {
+          writeOptions("DeleteOptions", q, body.length ? { body: parseBody(body) } : {});
           entryOf(c, t);
           this.options.namespaces.terminate(t.name);
           c.tick();

@@ -7,9 +7,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimCluster } from "../cluster.js";
 import type { Entry } from "../store.js";
 import { apiVersionOf } from "./resources.js";
-import { badRequest, gone, invalid } from "./status.js";
+import { badRequest, gone, tooLargeResourceVersion, unconverted } from "./status.js";
+import { listOptions, validateListOptions, type ListOptions } from "./query-options.js";
+import { stateAt, waitForResourceVersion } from "./resource-versions.js";
 import { renderTable, wantsTable } from "./table.js";
-import { entryOf, selectorsOf, send, storage, versioned, type Target } from "./request.js";
+import { entryOf, selectorsOf, send, storage, versioned, wantsPretty, type Target } from "./request.js";
 
 type Obj = Record<string, any>;
 
@@ -29,16 +31,49 @@ export function serveGet(cluster: SimCluster, t: Target, q: URLSearchParams, req
   send(cluster, res, 200, versioned(e.json, t));
 }
 
-/** LIST, with label/field selectors, limit and continue. */
-export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
+/** How long a list at a resourceVersion not yet reached waits for it (the watch cache's blockTimeout). */
+const FRESHNESS_WAIT_MS = 3000;
+
+/**
+ * LIST, with label/field selectors, limit and continue, at the resourceVersion
+ * asked for: none is the current state; "0" or NotOlderThan N is the cache's
+ * state once it has reached N (waiting up to 3 s, then 504); Exact N, or N with
+ * a limit, is read from storage at N (410 once compacted).
+ */
+export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void | Promise<void> {
+  const o = listOptions(q);
+  validateListOptions(o);
+  const store = cluster.store;
+  const rv = o.resourceVersion === "" || o.continue ? 0 : Number(o.resourceVersion);
+  if (!Number.isSafeInteger(rv) || rv < 0) throw badRequest(`invalid resource version: ${o.resourceVersion}`);
+  // What the apiserver's cacher sends to etcd instead of serving itself: an exact read.
+  const exact = rv > 0 && (o.resourceVersionMatch === "Exact" || (o.resourceVersionMatch === "" && o.limit > 0));
+  if (exact) {
+    if (rv < store.compactedRv(storage(t))) throw gone("The resourceVersion for the provided list is too old.");
+    if (rv > store.resourceVersion) throw unconverted("etcdserver: mvcc: required revision is a future revision");
+    return listEntries(cluster, t, q, o, req, res, rv);
+  }
+  if (rv > store.resourceVersion) {
+    return waitForResourceVersion(cluster, rv, FRESHNESS_WAIT_MS).then((reached) => {
+      if (!reached) throw tooLargeResourceVersion(rv, store.resourceVersion);
+      listEntries(cluster, t, q, o, req, res);
+    });
+  }
+  listEntries(cluster, t, q, o, req, res);
+}
+
+
+/** The list itself: the current state, or the state at `atRv` (an exact read). */
+function listEntries(cluster: SimCluster, t: Target, q: URLSearchParams, o: ListOptions, req: IncomingMessage, res: ServerResponse, atRv?: number): void {
   const resource = storage(t);
   const store = cluster.store;
   const sel = selectorsOf(t, q);
-  if (q.get("sendInitialEvents") !== null) throw invalid("ListOptions", "meta.k8s.io", "", [{ field: "sendInitialEvents", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents is forbidden for list" }]);
-  const limit = Number(q.get("limit") ?? 0) || 0;
+  const limit = o.limit > 0 ? o.limit : 0;
   let listRv = store.resourceVersion;
   let after: string | undefined;
-  const token = q.get("continue");
+  const token = o.continue;
+  const filtered = sel.label.requirements.length > 0 || sel.field.requirements.length > 0;
+  if (atRv !== undefined) return collect(cluster, t, q, req, res, atRv, stateAt(store, resource, atRv, t.namespace), sel.matches, limit, filtered);
   if (token) {
     let parsed: { rv: number; start: string };
     try {
@@ -50,7 +85,6 @@ export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, re
     listRv = parsed.rv;
     after = parsed.start;
   }
-  const filtered = sel.label.requirements.length > 0 || sel.field.requirements.length > 0;
   let source: Iterable<Entry>;
   if (!filtered && limit > 0) {
     // An unfiltered page is served from the sorted keys: no scan of the rest to count it.
@@ -64,11 +98,16 @@ export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, re
   } else {
     source = store.list(resource, t.namespace, after);
   }
+  collect(cluster, t, q, req, res, listRv, source, sel.matches, limit, filtered);
+}
+
+/** One page of `source`'s matching entries, counting the rest when unfiltered (remainingItemCount). */
+function collect(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, listRv: number, source: Iterable<Entry>, matches: (o: Entry["obj"]) => boolean, limit: number, filtered: boolean): void {
   const items: Entry[] = [];
   let more = false;
   let remaining = 0;
   for (const e of source) {
-    if (!sel.matches(e.obj)) continue;
+    if (!matches(e.obj)) continue;
     if (limit > 0 && items.length >= limit) {
       more = true;
       if (filtered) break;
@@ -90,6 +129,10 @@ function respond(cluster: SimCluster, t: Target, q: URLSearchParams, req: Incomi
   }
   if (wantsTable(req.headers.accept)) {
     return send(cluster, res, 200, renderTable(resource, items.map((e) => e.obj), cluster.clock.now(), meta, q.get("includeObject") ?? "Metadata"));
+  }
+  if (wantsPretty(res)) {
+    const list = { kind: `${t.def.kind}List`, apiVersion: apiVersionOf(t.def.group, t.version), metadata: meta, items: items.map((e) => JSON.parse(versioned(e.json, t))) };
+    return send(cluster, res, 200, list);
   }
   streamList(res, t, meta, items);
 }

@@ -5,6 +5,7 @@
  * is resolved from the path alone, so a request for a resource the simulator
  * does not serve is still refused as the apiserver refuses it (403 before 404).
  */
+import { queryBool } from "./query-options.js";
 
 /** The request attributes an authorizer sees. */
 export interface RequestAttributes {
@@ -58,8 +59,7 @@ export function requestAttributes(method: string, url: URL): RequestAttributes {
   let name = parts[1] ?? "";
   const subresource = parts[2] ?? "";
   if (!name && verb === "get") {
-    const watch = url.searchParams.get("watch");
-    verb = watch === "true" || watch === "1" ? "watch" : "list";
+    verb = queryBool(url.searchParams, "watch") ? "watch" : "list";
     // A list of one object by name is authorised as that name (resourceNames rules apply).
     const byName = /^metadata\.name==?([^,]*)$/.exec(url.searchParams.get("fieldSelector") ?? "");
     if (byName && isNameSegment(byName[1]!)) name = byName[1]!;

@@ -10,6 +10,7 @@ import { badRequest, notFound } from "./status.js";
 import { fieldGetter } from "./fields.js";
 import { parseLabelSelector, type LabelSelector } from "../../k8s/label-selector.js";
 import { parseFieldSelector, type FieldSelector } from "../../k8s/field-selector.js";
+import { isPretty } from "./query-options.js";
 
 /** One request as the log and counters record it. */
 export interface RequestRecord {
@@ -86,9 +87,10 @@ export function parseBody(body: Buffer): KObject {
   }
 }
 
-/** Answer JSON (a string is sent as is), with the headers the apiserver sends. */
+/** Answer JSON (a string is sent as is), with the headers the apiserver sends; indented when the request asks for `pretty`. */
 export function send(cluster: SimCluster, res: ServerResponse, code: number, body: unknown): void {
-  const text = typeof body === "string" ? body : JSON.stringify(body);
+  let text = typeof body === "string" ? body : JSON.stringify(body);
+  if (wantsPretty(res)) text = `${JSON.stringify(typeof body === "string" ? JSON.parse(body) : body, null, 2)}\n`;
   res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-cache, private", "Audit-Id": cluster.rng.uid() });
   res.end(text);
 }
@@ -97,4 +99,11 @@ export function send(cluster: SimCluster, res: ServerResponse, code: number, bod
 export function reply(cluster: SimCluster, res: ServerResponse, code: number, t: Target, r: Entry | KObject): void {
   if (r instanceof Entry) send(cluster, res, code, versioned(r.json, t));
   else send(cluster, res, code, r);
+}
+
+/** Whether the request a response answers asked for indented JSON (./query-options.ts isPretty). */
+export function wantsPretty(res: ServerResponse): boolean {
+  const req = res.req;
+  if (!req?.url) return false;
+  return isPretty(new URL(req.url, "http://sim").searchParams, req.headers["user-agent"]);
 }

@@ -7,6 +7,7 @@
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, findResource } from "./resources.js";
 import { pathNotFound } from "./status.js";
 import type { Target } from "./request.js";
+import { queryBool } from "./query-options.js";
 
 export const VERSION_INFO = {
   major: "1",
@@ -82,9 +83,9 @@ function parseTarget(group: string, version: string, segs: string[]): Target {
   return t;
 }
 
-/** Whether a GET asks for a watch. */
+/** Whether a GET asks for a watch: `watch` present and not "0" or "false" (the Python client sends "True"). */
 export function isWatch(q: URLSearchParams): boolean {
-  return q.get("watch") === "true" || q.get("watch") === "1";
+  return queryBool(q, "watch");
 }
 
 function verbOf(method: string, t: Target, q: URLSearchParams): string {

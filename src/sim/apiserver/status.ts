@@ -76,7 +76,9 @@ export function conflict(resource: string, group: string, name: string): ApiErro
 }
 
 export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
-  const summary = causes.map((c) => `${c.field}: ${c.message}`).join(", ");
+  // errs.ToAggregate(): repeated messages once, more than one in brackets.
+  const messages = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
+  const summary = messages.length > 1 ? `[${messages.join(", ")}]` : messages.join("");
   // The kind is qualified by its group ("Lease.coordination.k8s.io"), as NewInvalid's GroupKind prints.
   return failure(422, "Invalid", `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${summary}`, {
     name,
@@ -120,12 +122,24 @@ export function tooManyRequests(message: string, causes: StatusCause[]): ApiErro
   return failure(429, "TooManyRequests", message, { causes });
 }
 
-export function timeout(message: string): ApiError {
-  return failure(504, "Timeout", message);
+export function timeout(message: string, retryAfterSeconds = 0): ApiError {
+  return failure(504, "Timeout", `Timeout: ${message}`, retryAfterSeconds ? { retryAfterSeconds } : {});
+}
+
+/** storage.NewTooLargeResourceVersionError: a read at a resourceVersion the server has not reached. */
+export function tooLargeResourceVersion(wanted: number | string, current: number): ApiError {
+  const e = timeout(`Too large resource version: ${wanted}, current: ${current}`, 1);
+  e.status.details!.causes = [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }];
+  return e;
 }
 
 export function internalError(message: string): ApiError {
   return failure(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] });
+}
+
+/** An error storage returned that the apiserver passes on as it is (ErrorToAPIStatus: 500, reason Unknown). */
+export function unconverted(message: string): ApiError {
+  return failure(500, "Unknown", message);
 }
 
 /** The body a successful non-returning DELETE or an eviction answers with. */

@@ -4,8 +4,8 @@
  * on (422 Invalid). A new stored kind adds its rules here.
  */
 import type { KObject } from "../store.js";
-import { labelKeyErrors, labelValueErrors } from "../../k8s/label-validation.js";
-import { invalid, type StatusCause } from "./status.js";
+import { invalid } from "./status.js";
+import { objectMetaCauses } from "./object-meta.js";
 import type { ResourceDef } from "./resources.js";
 import type { ObjectStore } from "../store.js";
 import { R } from "../storage-names.js";
@@ -95,13 +95,9 @@ function defaultService(obj: KObject, store: ObjectStore): void {
 
 /** Throws 422 Invalid for what the apiserver's validation would refuse (the part clients rely on). */
 export function validate(def: ResourceDef, obj: KObject): void {
-  // ValidateObjectMeta's labels, for every kind: kubectl label checks values, never keys.
-  const labelCauses: StatusCause[] = [];
-  for (const [key, value] of Object.entries((obj.metadata.labels ?? {}) as Record<string, string>)) {
-    for (const message of labelKeyErrors(key)) labelCauses.push({ field: "metadata.labels", message: `Invalid value: ${JSON.stringify(key)}: ${message}` });
-    for (const message of labelValueErrors(String(value))) labelCauses.push({ field: "metadata.labels", message: `Invalid value: ${JSON.stringify(value)}: ${message}` });
-  }
-  if (labelCauses.length) throw invalid(def.kind, def.group, obj.metadata.name, labelCauses);
+  // ValidateObjectMeta, for every kind (./object-meta.ts).
+  const metaCauses = objectMetaCauses(def, obj);
+  if (metaCauses.length) throw invalid(def.kind, def.group, obj.metadata?.name ?? "", metaCauses);
   if (def.kind === "Node") {
     const conds = ((obj.status as Obj | undefined)?.conditions ?? []) as Obj[];
     for (const [i, c] of conds.entries()) {

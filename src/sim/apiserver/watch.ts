@@ -11,7 +11,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimCluster } from "../cluster.js";
 import type { Entry, KObject, StoreEvent } from "../store.js";
 import { apiVersionOf, type ResourceDef } from "./resources.js";
-import { badRequest, gone, invalid, timeout as tooLargeResourceVersion } from "./status.js";
+import { badRequest, gone, invalid, tooLargeResourceVersion } from "./status.js";
+import { listOptions, type ListOptions } from "./query-options.js";
 import { renderTable, wantsTable } from "./table.js";
 import { selectorsOf, storage, versioned, type Target } from "./request.js";
 
@@ -62,12 +63,13 @@ export class WatchServer {
     const resource = storage(t);
     const { store } = this.cluster;
     const sel = selectorsOf(t, q);
-    const rvText = q.get("resourceVersion") ?? "";
-    const sendInitialEvents = q.get("sendInitialEvents");
-    validateWatchListOptions(q, this.watchList);
-    if (sendInitialEvents === "true" && rvText !== "" && Number(rvText) > store.resourceVersion) {
+    const o = listOptions(q);
+    const rvText = o.resourceVersion;
+    const initialEvents = o.sendInitialEvents;
+    validateWatchListOptions(o, this.watchList);
+    if (initialEvents === true && rvText !== "" && Number(rvText) > store.resourceVersion) {
       // NotOlderThan a version this server has not reached: the apiserver waits up to 3 s for its cache, then says so.
-      throw tooLargeResourceVersion(`Too large resource version: ${rvText}, current: ${store.resourceVersion}`);
+      throw tooLargeResourceVersion(rvText, store.resourceVersion);
     }
     const table = wantsTable(req.headers.accept);
     res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
@@ -75,7 +77,7 @@ export class WatchServer {
     const kind = t.def.kind;
     const apiVersion = apiVersionOf(t.def.group, t.version);
     // With sendInitialEvents=true the resourceVersion is a floor for the state sent, not a resume point.
-    if (rvText !== "" && rvText !== "0" && sendInitialEvents !== "true") {
+    if (rvText !== "" && rvText !== "0" && initialEvents !== true) {
       const rv = Number(rvText);
       if (!Number.isFinite(rv)) {
         res.end(`{"type":"ERROR","object":${JSON.stringify(badRequest(`invalid resource version: ${rvText}`).status)}}\n`);
@@ -108,7 +110,7 @@ export class WatchServer {
     };
     const bookmark = (annotations?: Record<string, string>, resourceVersion = store.resourceVersion) =>
       res.write(`{"type":"BOOKMARK","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{"resourceVersion":"${resourceVersion}","creationTimestamp":null${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}}}}\n`);
-    if (sendInitialEvents === "true" || (sendInitialEvents === null && (rvText === "" || rvText === "0"))) {
+    if (initialEvents === true || (initialEvents === undefined && (rvText === "" || rvText === "0"))) {
       // The state as of now (entries are immutable, so the snapshot holds), written at the
       // reader's pace; changes after it wait in `pending` so that none slips between.
       const snapshot: Entry[] = [];
@@ -138,7 +140,7 @@ export class WatchServer {
           if (!res.write(Buffer.concat(parts))) return void res.once("drain", pump);
         }
         if (!this.watchers.has(w)) return;
-        if (sendInitialEvents === "true") bookmark({ "k8s.io/initial-events-end": "true" }, snapshotRv);
+        if (initialEvents === true) bookmark({ "k8s.io/initial-events-end": "true" }, snapshotRv);
         for (const change of w.pending!) res.write(change);
         delete w.pending;
       };
@@ -148,10 +150,10 @@ export class WatchServer {
       if (rvText !== "" && rvText !== "0") for (const e of store.eventsAfter(resource, Number(rvText))) this.deliver(w, e);
       this.watchers.add(w);
     }
-    const timeout = Number(q.get("timeoutSeconds") ?? 0);
+    const timeout = o.timeoutSeconds ?? 0;
     // Without timeoutSeconds the apiserver ends watches after 30-60 minutes.
     timer = setTimeout(() => w.close(), (timeout > 0 ? timeout : 1800 + Math.floor(this.cluster.rng.next() * 1800)) * 1000);
-    if (q.get("allowWatchBookmarks") === "true") {
+    if (o.allowWatchBookmarks) {
       bookmarkTimer = setInterval(() => w.pending === undefined && bookmark(), this.bookmarkIntervalMs);
     }
     req.socket.on("close", () => w.close());
@@ -201,16 +203,16 @@ export class WatchServer {
  * resourceVersionMatch=NotOlderThan and allowWatchBookmarks=true, and resourceVersionMatch
  * means nothing on a watch without it. 422 Invalid on ListOptions, before the stream opens.
  */
-function validateWatchListOptions(q: URLSearchParams, watchList: boolean): void {
-  const sendInitialEvents = q.get("sendInitialEvents");
-  const match = q.get("resourceVersionMatch");
+function validateWatchListOptions(o: ListOptions, watchList: boolean): void {
+  const sendInitialEvents = o.sendInitialEvents;
+  const match = o.resourceVersionMatch;
   const causes: { field: string; message: string; reason: string }[] = [];
-  if (sendInitialEvents !== null && !watchList) {
+  if (sendInitialEvents !== undefined && !watchList) {
     causes.push({ field: "sendInitialEvents", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled" });
-  } else if (sendInitialEvents !== null) {
-    if (match !== "NotOlderThan") causes.push({ field: "resourceVersionMatch", reason: "FieldValueInvalid", message: `Invalid value: "${match ?? ""}": sendInitialEvents requires setting resourceVersionMatch to NotOlderThan` });
-    if (q.get("allowWatchBookmarks") !== "true") causes.push({ field: "allowWatchBookmarks", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true" });
-  } else if (match !== null && match !== "") {
+  } else if (sendInitialEvents !== undefined) {
+    if (match !== "NotOlderThan") causes.push({ field: "resourceVersionMatch", reason: "FieldValueInvalid", message: `Invalid value: "${match}": sendInitialEvents requires setting resourceVersionMatch to NotOlderThan` });
+    if (!o.allowWatchBookmarks) causes.push({ field: "allowWatchBookmarks", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true" });
+  } else if (match !== "") {
     causes.push({ field: "resourceVersionMatch", reason: "FieldValueForbidden", message: "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided" });
   }
   if (causes.length) throw invalid("ListOptions", "meta.k8s.io", "", causes);

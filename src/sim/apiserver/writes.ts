@@ -9,11 +9,12 @@ import type { SimCluster } from "../cluster.js";
 import { objectKey, type Entry, type KObject } from "../store.js";
 import { R } from "../storage-names.js";
 import { apiVersionOf } from "./resources.js";
-import { alreadyExists, badRequest, conflict, invalid, success } from "./status.js";
+import { alreadyExists, badRequest, conflict, success } from "./status.js";
 import { applyPatch } from "./patch.js";
 import { prepareForCreate, prepareForUpdate, validate } from "./strategies.js";
 import { statusUpdate } from "./subresources.js";
 import { entryOf, parseBody, reply, send, storage, type Target } from "./request.js";
+import { writeOptions, type WriteOptions } from "./query-options.js";
 
 type Obj = Record<string, any>;
 
@@ -25,7 +26,7 @@ function hasStatus(t: Target): boolean {
 }
 
 /** Store `next` as the new version of the target, with apiserver update rules. */
-function commit(cluster: SimCluster, t: Target, current: Entry, next: KObject, q: URLSearchParams, admit?: Admit): Entry | KObject {
+function commit(cluster: SimCluster, t: Target, current: Entry, next: KObject, options: WriteOptions, admit?: Admit): Entry | KObject {
   const cur = current.obj;
   if (next.metadata?.resourceVersion && next.metadata.resourceVersion !== cur.metadata.resourceVersion) {
     throw conflict(t.def.resource, t.def.group, t.name!);
@@ -58,13 +59,14 @@ function commit(cluster: SimCluster, t: Target, current: Entry, next: KObject, q
   if (t.subresource !== "status") prepareForUpdate(t.def, result, cur);
   validate(t.def, result);
   admit?.(t, result);
-  if (q.get("dryRun")) return { ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } };
+  if (options.dryRun) return { ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } };
   // A write that changes nothing keeps its resourceVersion, as in the apiserver.
   if (Buffer.from(JSON.stringify({ ...result, metadata: { ...result.metadata, resourceVersion: cur.metadata.resourceVersion } })).equals(current.bytes)) return current;
   return cluster.store.put(storage(t), result);
 }
 
 export function serveCreate(cluster: SimCluster, t: Target, q: URLSearchParams, body: Buffer, res: ServerResponse, admit?: Admit): void {
+  const options = writeOptions("CreateOptions", q);
   const obj = parseBody(body);
   obj.metadata ??= { name: "" };
   const m = obj.metadata;
@@ -73,33 +75,35 @@ export function serveCreate(cluster: SimCluster, t: Target, q: URLSearchParams, 
     m.namespace = t.namespace!;
   }
   if (!m.name && m.generateName) m.name = `${m.generateName}${cluster.rng.suffix(5)}`;
-  if (!m.name) throw invalid(t.def.kind, t.def.group, "", [{ field: "metadata.name", message: "Required value: name or generateName is required", reason: "FieldValueRequired" }]);
-  if (cluster.store.get(storage(t), objectKey(m.namespace, m.name))) throw alreadyExists(t.def.resource, t.def.group, m.name);
   obj.apiVersion = apiVersionOf(t.def.group, t.def.versions[0]!);
   obj.kind = t.def.kind;
   delete m.resourceVersion;
   delete m.uid;
   delete m.creationTimestamp;
   prepareForCreate(t.def, obj, cluster.store);
+  // Validation before storage: an invalid name is 422 even when an object of that name exists.
   validate(t.def, obj);
+  if (cluster.store.get(storage(t), objectKey(m.namespace, m.name))) throw alreadyExists(t.def.resource, t.def.group, m.name);
   admit?.(t, obj);
-  if (q.get("dryRun")) return send(cluster, res, 201, obj);
+  if (options.dryRun) return send(cluster, res, 201, obj);
   const e = cluster.create(storage(t), obj);
   cluster.tick();
   reply(cluster, res, 201, t, e);
 }
 
 export function serveUpdate(cluster: SimCluster, t: Target, q: URLSearchParams, body: Buffer, res: ServerResponse, admit?: Admit): void {
+  const options = writeOptions("UpdateOptions", q);
   const current = entryOf(cluster, t);
   const next = parseBody(body);
   // Without a resourceVersion an update is unconditional, as the apiserver allows for these kinds.
   next.metadata ??= { name: t.name! };
-  const r = commit(cluster, t, current, next, q, admit);
+  const r = commit(cluster, t, current, next, options, admit);
   cluster.tick();
   reply(cluster, res, 200, t, r);
 }
 
 export function servePatch(cluster: SimCluster, t: Target, q: URLSearchParams, contentType: string, body: Buffer, res: ServerResponse, admit?: Admit): void {
+  const options = writeOptions("PatchOptions", q, { patchType: contentType.split(";")[0]!.trim().toLowerCase() });
   const current = entryOf(cluster, t);
   let patchDoc: unknown;
   try {
@@ -113,20 +117,20 @@ export function servePatch(cluster: SimCluster, t: Target, q: URLSearchParams, c
   // A patch only carries a resourceVersion when the client wants a precondition.
   const wanted = (patchDoc as Obj)?.metadata?.resourceVersion;
   if (patched.metadata && wanted === undefined) patched.metadata.resourceVersion = current.obj.metadata.resourceVersion;
-  const r = commit(cluster, t, current, patched, q, admit);
+  const r = commit(cluster, t, current, patched, options, admit);
   cluster.tick();
   reply(cluster, res, 200, t, r);
 }
 
 export function serveDelete(cluster: SimCluster, t: Target, q: URLSearchParams, body: Buffer, res: ServerResponse): void {
+  const opts = body.length ? (parseBody(body) as unknown as Obj) : undefined;
+  const options = writeOptions("DeleteOptions", q, opts ? { body: opts } : {});
   const current = entryOf(cluster, t);
-  const opts = body.length ? (parseBody(body) as unknown as Obj) : {};
-  const pre = opts.preconditions ?? {};
+  const pre = opts?.preconditions ?? {};
   if (pre.uid && pre.uid !== current.obj.metadata.uid) throw conflict(t.def.resource, t.def.group, t.name!);
   if (pre.resourceVersion && pre.resourceVersion !== current.obj.metadata.resourceVersion) throw conflict(t.def.resource, t.def.group, t.name!);
-  const graceText = q.get("gracePeriodSeconds");
-  const grace = graceText !== null ? Number(graceText) : (opts.gracePeriodSeconds as number | undefined);
-  if (q.get("dryRun") || (opts.dryRun ?? []).length) return reply(cluster, res, 200, t, current);
+  const grace = options.gracePeriodSeconds;
+  if (options.dryRun) return reply(cluster, res, 200, t, current);
   if (t.def.kind === "Pod") {
     const obj = cluster.deletePod(current.key, grace);
     cluster.tick();
