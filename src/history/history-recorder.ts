@@ -91,6 +91,7 @@ export class HistoryRecorder {
       ...coverage,
       logger: options.logger,
       reconcile: (cluster) => this.leading.has(cluster) && this.push({ kind: "reconcile", cluster }),
+      fence: (cluster) => this.fence(cluster),
     });
     this.writes = new WriteLoop({
       status: this.status,
@@ -157,8 +158,8 @@ export class HistoryRecorder {
           this.leadership.emit("started", cache.name);
         },
         onStoppedLeading: () => {
-          this.forget(cache.name);
           void this.coverage.release(cache.name).catch(() => {});
+          this.forget(cache.name);
         },
       });
       this.electors.set(cache.name, elector);

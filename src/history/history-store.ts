@@ -150,7 +150,7 @@ export class HistoryStore {
  * The fence, checked in the write's own transaction: the leadership row stays locked until it
  * commits, so a successor's claim waits for this write or this write sees the new epoch.
  */
-async function checkFence(tx: Prisma.TransactionClient, cluster: string, epoch: bigint | undefined): Promise<void> {
+export async function checkFence(tx: Prisma.TransactionClient, cluster: string, epoch: bigint | undefined): Promise<void> {
   const [row] = await tx.$queryRaw<{ epoch: bigint; holder: string }[]>`SELECT epoch, holder FROM history_leadership WHERE cluster = ${cluster} FOR UPDATE`;
   if (epoch === undefined || !row || BigInt(row.epoch) !== epoch) throw new LeadershipLostError(cluster, row?.holder);
 }
