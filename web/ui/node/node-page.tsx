@@ -11,6 +11,7 @@ import { MaintenancePanel } from "./maintenance-panel";
 import { NODE, NODE_CHANGED, NODE_FACTS, NODE_MAINTENANCE, type DrainData, type NodeData, type NodeFacts, type ResourcesData } from "./node-queries";
 import { Timeline } from "./timeline";
 import { ErrorNote } from "../error-note";
+import { LifecyclePanels } from "./lifecycle-panels";
 
 /** Whether this service has Node.events and Node.changes; unknown until first asked. */
 let factsServed: boolean | undefined;
@@ -116,6 +117,7 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
 
       {mayMaintain(caller) && <MaintenancePanel node={node} drained={setDrain} changed={load} />}
       {drain && <DrainProgress key={drain.id} initial={drain} mayCancel={mayMaintain(caller)} />}
+      <LifecyclePanels cluster={node.cluster} name={node.name} version={node.uid + String(node.taints.length) + node.status + String(node.podCount)} caller={caller} />
 
       <section aria-labelledby="resources-title">
         <h2 id="resources-title">Resources</h2>
