@@ -11,6 +11,7 @@ import { evictionOutlook } from "./eviction-outlook.js";
 import type { CachedNode } from "../cluster/model.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import { requireRole } from "../auth/principal.js";
+import { AppError, ErrorCode } from "../graphql/errors.js";
 import { checkLogQuery, readNodeLog } from "./node-logs.js";
 import type { DebugPods } from "./debug-pods.js";
 import { resourcesView } from "../inventory/resources.js";
@@ -21,6 +22,8 @@ export type NodeLifecycleFields = "evictionOutlook" | "kubeletConfig" | "kubelet
 
 /** Nodes whose kubelet one request may ask for its configuration (each is a request through the apiserver). */
 export const KUBELET_CONFIGS_PER_REQUEST = 100;
+/** Nodes whose journal one request may read. */
+export const NODE_LOGS_PER_REQUEST = 10;
 
 export function nodeLifecycleResolvers(inventory: InventoryService, clusters: ClusterRegistry, kubeletConfigs: KubeletConfigReader, debugPods: DebugPods): Resolvers {
   // Per request: the nodes asked so far, so one query cannot make thousands of proxy requests.
@@ -35,6 +38,7 @@ export function nodeLifecycleResolvers(inventory: InventoryService, clusters: Cl
     nodes.add(key);
     return kubeletConfigs.read(n);
   };
+  const logsAsked = new WeakMap<object, number>();
   const node: Pick<NodeResolvers, NodeLifecycleFields> = {
     kubeletConfig: async (n, _args, context) => {
       const { config } = await readFor(n, context);
@@ -55,6 +59,9 @@ export function nodeLifecycleResolvers(inventory: InventoryService, clusters: Cl
     logs: async (n, args, context) => {
       const principal = requireRole(context.principal, "operator");
       const asked = checkLogQuery(args.query, args.tailLines, args.pattern);
+      const count = (logsAsked.get(context) ?? 0) + 1;
+      logsAsked.set(context, count);
+      if (count > NODE_LOGS_PER_REQUEST) throw new AppError(ErrorCode.BAD_USER_INPUT, `logs: at most ${NODE_LOGS_PER_REQUEST} nodes' logs per request`);
       let outcome = "error";
       try {
         const log = await readNodeLog(clusters, n, asked);
