@@ -57,6 +57,7 @@ import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js
 import { nodeLifecycleResolvers } from "../node-lifecycle/node-lifecycle-resolvers.js";
 import { KubeletConfigReader } from "../node-lifecycle/kubelet-config.js";
 import { DebugPods } from "../node-lifecycle/debug-pods.js";
+import { KubeProxyModes } from "../node-lifecycle/kube-proxy-mode.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -288,7 +289,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
-        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters), debugPods),
+        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters), debugPods, new KubeProxyModes(clusters)),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).

@@ -14,18 +14,19 @@ import { requireRole } from "../auth/principal.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import { checkLogQuery, readNodeLog } from "./node-logs.js";
 import type { DebugPods } from "./debug-pods.js";
+import type { KubeProxyModes } from "./kube-proxy-mode.js";
 import { resourcesView } from "../inventory/resources.js";
 import { allocatableArithmetic, type KubeletConfigRead, type KubeletConfigReader } from "./kubelet-config.js";
 
 /** The Node fields resolved here, which the inventory's own resolvers leave out. */
-export type NodeLifecycleFields = "evictionOutlook" | "kubeletConfig" | "kubeletConfigUnavailableReason" | "logs" | "debugPods";
+export type NodeLifecycleFields = "evictionOutlook" | "kubeletConfig" | "kubeletConfigUnavailableReason" | "logs" | "debugPods" | "kubeProxyMode";
 
 /** Nodes whose kubelet one request may ask for its configuration (each is a request through the apiserver). */
 export const KUBELET_CONFIGS_PER_REQUEST = 100;
 /** Nodes whose journal one request may read. */
 export const NODE_LOGS_PER_REQUEST = 10;
 
-export function nodeLifecycleResolvers(inventory: InventoryService, clusters: ClusterRegistry, kubeletConfigs: KubeletConfigReader, debugPods: DebugPods): Resolvers {
+export function nodeLifecycleResolvers(inventory: InventoryService, clusters: ClusterRegistry, kubeletConfigs: KubeletConfigReader, debugPods: DebugPods, kubeProxyModes: KubeProxyModes): Resolvers {
   // Per request: the nodes asked so far, so one query cannot make thousands of proxy requests.
   const asked = new WeakMap<object, Set<string>>();
   const readFor = (n: CachedNode, context: object): Promise<KubeletConfigRead> => {
@@ -56,6 +57,7 @@ export function nodeLifecycleResolvers(inventory: InventoryService, clusters: Cl
     },
     kubeletConfigUnavailableReason: async (n, _args, context) => (await readFor(n, context)).reason,
     debugPods: (n) => debugPods.list(n),
+    kubeProxyMode: (n) => kubeProxyModes.forNode(n),
     logs: async (n, args, context) => {
       const principal = requireRole(context.principal, "operator");
       const asked = checkLogQuery(args.query, args.tailLines, args.pattern);

@@ -14,7 +14,7 @@ const LIFECYCLE = `query NodeLifecycle($cluster: String, $name: String!) { node(
   allocatable { cpuMillicores memoryBytes pods ephemeralStorageBytes }
   kubeletConfig { maxPods cgroupDriver kubeReserved { cpuMillicores memoryBytes ephemeralStorageBytes } systemReserved { cpuMillicores memoryBytes ephemeralStorageBytes }
     evictionHard { key value } expectedAllocatable { cpuMillicores memoryBytes pods ephemeralStorageBytes } allocatableMismatch }
-  kubeletConfigUnavailableReason
+  kubeletConfigUnavailableReason kubeProxyMode nodeInfo { kubeletVersion }
   debugPods { namespace name image expiresAt attachCommand } } }`;
 
 const LOGS = `query NodeLogs($cluster: String, $name: String!, $pattern: String) { node(cluster: $cluster, name: $name) { logs(tailLines: 200, pattern: $pattern) { lines truncated } } }`;
@@ -34,6 +34,8 @@ interface Lifecycle {
     allocatableMismatch: string[];
   } | null;
   kubeletConfigUnavailableReason: string | null;
+  kubeProxyMode: string | null;
+  nodeInfo: { kubeletVersion: string };
   debugPods: { namespace: string; name: string; image: string; expiresAt: string; attachCommand: string }[];
 }
 
@@ -65,6 +67,9 @@ export function LifecyclePanels({ cluster, name, version, caller }: { cluster: s
       {data.evictionOutlook && <Countdown outlook={data.evictionOutlook} />}
       <section aria-labelledby="kubelet-title">
         <h2 id="kubelet-title">Kubelet configuration</h2>
+        <p class="facts" data-kube-proxy-mode={data.kubeProxyMode ?? "unknown"}>
+          kubelet {data.nodeInfo.kubeletVersion} · kube-proxy mode {data.kubeProxyMode ?? "not known"}
+        </p>
         <KubeletConfig data={data} />
       </section>
       {mayMaintain(caller) && <Logs cluster={cluster} name={name} />}
