@@ -59,6 +59,8 @@ import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
 import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
 import { nodeLifecycleResolvers } from "../node-lifecycle/node-lifecycle-resolvers.js";
 import { KubeletConfigReader } from "../node-lifecycle/kubelet-config.js";
+import { DebugPods } from "../node-lifecycle/debug-pods.js";
+import { KubeProxyModes } from "../node-lifecycle/kube-proxy-mode.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -88,6 +90,8 @@ export interface AppOverrides {
   keepAliveMs?: number;
   /** Drain timings (retry, poll, heartbeat, takeover) and this replica's name as a drain runner. */
   maintenanceTuning?: MaintenanceTuning & { identity?: string };
+  /** Between sweeps of expired debugging pods (default 15 s). */
+  debugPodSweepMs?: number;
   /** How often the tokens file is polled and how soon the JWKS may be fetched again (tests shorten them). */
   authTuning?: AuthTuning;
   /** Filled as the app starts with what tests wait on (e.g. the hub's subscriber count) rather than sleep. */
@@ -144,6 +148,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
+  let debugPods: DebugPods | undefined;
   let nodeEvents: NodeEventsRecorder | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<void> | undefined;
@@ -288,6 +293,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const leader = recorder;
       sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
       sampler.start();
+      // Expired debugging pods are swept by the replica recording the cluster, like trends.
+      debugPods = new DebugPods({ clusters, inventory, database, pubsub, logger: logger.child({ component: "debug-pods" }), leads: (cluster) => leader.leads(cluster), impersonate: config.auth.impersonate, ...(overrides.debugPodSweepMs ? { sweepMs: overrides.debugPodSweepMs } : {}) });
+      debugPods.start();
       // Node events follow the history lease too; they are written apart from node history (own queue, own table).
       const nodeEventsStore = new NodeEventsStore(database, logger);
       nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster), leadership: leader.leadership });
@@ -309,7 +317,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
-        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters)),
+        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters), debugPods, new KubeProxyModes(clusters)),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
@@ -484,7 +492,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["graphql", () => Promise.all([apollo?.stop(), subgraph?.stop()])],
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
-      ["trends", () => sampler?.stop()],
+      ["trends", () => Promise.all([sampler?.stop(), debugPods?.stop()])],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
       ["subscriptions", async () => (clusterFeed?.stop(), await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],

@@ -12,6 +12,7 @@ import { NODE, NODE_CHANGED, NODE_CLUSTER, NODE_CLUSTER_STATUS, NODE_FACTS, NODE
 import { clock, type ClusterState } from "../fleet/fleet-model";
 import { Timeline } from "./timeline";
 import { ErrorNote } from "../error-note";
+import { LifecyclePanels } from "./lifecycle-panels";
 
 /** Whether this service has Node.events and Node.changes; unknown until first asked. */
 let factsServed: boolean | undefined;
@@ -136,6 +137,7 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
 
       {mayMaintain(caller) && <MaintenancePanel node={node} drained={setDrain} changed={load} />}
       {drain && <DrainProgress key={drain.id} initial={drain} mayCancel={mayMaintain(caller)} />}
+      <LifecyclePanels cluster={node.cluster} name={node.name} version={node.uid + String(node.taints.length) + node.status + String(node.podCount)} caller={caller} />
 
       <section aria-labelledby="resources-title">
         <h2 id="resources-title">Resources</h2>
