@@ -29,6 +29,12 @@ const config: CodegenConfig = {
           DatabaseStatus: "../../db/database.js#Database",
           HistoryRecorderStatus: "../../history/history-recorder.js#RecorderStatus",
           Whoami: "../caller.js#Principal",
+          // Pages whose totalCount is a count run only when a query asks for it.
+          ConditionTransitionConnection: "../../history/history-connection.js#HistoryPage",
+          MaintenanceEventConnection: "../../history/history-connection.js#HistoryPage",
+          NodeEventConnection: "../../history/history-connection.js#HistoryPage",
+          NodeChangeConnection: "../../history/history-connection.js#HistoryPage",
+          DrainOperationConnection: "../../history/history-connection.js#HistoryPage",
         },
       },
     },

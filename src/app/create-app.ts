@@ -46,6 +46,7 @@ import { AvailabilityQueries } from "../reports/availability-queries.js";
 import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { SubscriptionHub } from "../subscriptions/subscription-hub.js";
 import { subscriptionResolvers } from "../subscriptions/subscription-resolvers.js";
+import { ClusterStatusFeed } from "../subscriptions/cluster-status-feed.js";
 import { inventoryResolvers } from "../inventory/inventory-resolvers.js";
 import { nodeFactsResolvers } from "../inventory/node-facts-resolvers.js";
 import { createLogger, type Logger } from "../log/logger.js";
@@ -54,6 +55,8 @@ import { maintenanceResolvers } from "../maintenance/maintenance-resolvers.js";
 import { drainListResolvers } from "../maintenance/drain-list-resolvers.js";
 import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
 import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
+import { nodeLifecycleResolvers } from "../node-lifecycle/node-lifecycle-resolvers.js";
+import { KubeletConfigReader } from "../node-lifecycle/kubelet-config.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -76,7 +79,7 @@ export interface AppOverrides {
   /** Watch and metrics timings (tests shorten them). */
   clusterTuning?: ClusterTuning;
   /** Lease timing and identity of the history recorder (tests shorten and name them). */
-  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number };
+  recorderTuning?: { leaseDurationMs?: number; retryPeriodMs?: number; identity?: string; bufferSize?: number; stallAfterMs?: number; coverageIntervalMs?: number; reconnectGraceMs?: number };
   /** Events a subscription may have undelivered before its connection is closed. */
   subscriberQueue?: number;
   /** WebSocket ping interval; a peer that misses a pong for as long is dropped (12 s). */
@@ -126,6 +129,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let recorder: HistoryRecorder | undefined;
   let pubsub: PubSub | undefined;
   let hub: SubscriptionHub | undefined;
+  let clusterFeed: ClusterStatusFeed | undefined;
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
@@ -140,11 +144,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
   const authRequired = Boolean(config.auth.tokensFile || config.auth.oidc);
-  const metrics = new ServiceMetrics();
+  const metrics = new ServiceMetrics(config.metricsOperations);
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
-  const policy = createOperationPolicy(config.limits, rate, () => limiter);
+  // Filters are charged for the nodes they are matched against: those in the caches.
+  const cachedNodes = () => clusters?.all().reduce((sum, cache) => sum + cache.nodeCount, 0) ?? 0;
+  const policy = createOperationPolicy(config.limits, rate, () => limiter, cachedNodes);
   // Operations running at once, per caller and overall, shared by HTTP and WebSocket.
   const inFlight = new InFlightLimiter(config.limits.maxInFlightPerCaller, config.limits.maxInFlight);
   const contextFor = (req: IncomingMessage, principal: Principal): RequestContext => {
@@ -215,7 +221,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const historyQueries = new HistoryQueries(database, logger);
       hub = new SubscriptionHub(pubsub, historyQueries, clusters, logger.child({ component: "subscriptions" }));
       hub.start();
-      if (overrides.probes) overrides.probes.subscriberCount = () => hub?.subscriberCount ?? 0;
+      clusterFeed = new ClusterStatusFeed(clusters);
+      clusterFeed.start();
+      if (overrides.probes) overrides.probes.subscriberCount = () => (hub?.subscriberCount ?? 0) + (clusterFeed?.listenerCount ?? 0);
       const tuning = overrides.recorderTuning ?? {};
       recorder = new HistoryRecorder({
         pubsub,
@@ -224,6 +232,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         logger: logger.child({ component: "history" }),
         ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
         ...(tuning.stallAfterMs !== undefined ? { stallAfterMs: tuning.stallAfterMs } : {}),
+        coverage: {
+          database,
+          ...(tuning.coverageIntervalMs !== undefined ? { intervalMs: tuning.coverageIntervalMs } : {}),
+          ...(tuning.reconnectGraceMs !== undefined ? { reconnectGraceMs: tuning.reconnectGraceMs } : {}),
+        },
         lease: {
           namespace: config.history.leaseNamespace,
           // One Lease per installation (its database): replicas sharing a database share it,
@@ -272,13 +285,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
         availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
-        subscriptionResolvers(hub, overrides.subscriberQueue, clusters),
+        subscriptionResolvers(hub, overrides.subscriberQueue, clusters, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
         // Node facts (issue 15): node changes, labels and taints, drains listed.
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
+        nodeLifecycleResolvers(inventory, new KubeletConfigReader(clusters)),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
@@ -439,7 +453,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["maintenance", () => maintenance?.stop()],
       ["trends", () => sampler?.stop()],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
-      ["subscriptions", async () => (await hub?.stop(), await pubsub?.close())],
+      ["subscriptions", async () => (clusterFeed?.stop(), await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
       ["simulator", () => simulator?.stop()],
       ["database", () => (overrides.database ? undefined : database?.close())],

@@ -20,11 +20,17 @@ export type { AuditDone, OperationPolicy, OperationRequest } from "../graphql/ca
 
 /**
  * The checks every operation passes before it runs, over HTTP and WebSocket alike: its
- * role (mutations need operator, everything else viewer), its depth and cost, and for
- * mutations the caller's rate (`limiter()`: the limiter in use, none when unlimited).
+ * role (mutations need operator, everything else viewer), its depth and cost (a filter
+ * charged for the `cachedNodes()` it is matched against; a subscription's cost is that of one
+ * event, bounded by its own limit), and for mutations the caller's rate (`limiter()`: the limiter in use, none when unlimited).
  * Resolvers may still ask for more with requireRole.
  */
-export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: number, limiter: () => MutationLimiter | undefined): OperationPolicy {
+export function createOperationPolicy(
+  limits: LimitsConfig,
+  mutationRateLimit: number,
+  limiter: () => MutationLimiter | undefined,
+  cachedNodes: () => number = () => 0,
+): OperationPolicy {
   /**
    * A refused mutation still takes one from its caller's allowance, so refusals (a viewer's
    * mutations, over-deep or over-costly ones) cannot be sent, and audited, without limit;
@@ -67,7 +73,9 @@ export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: n
         const principal = requireRole(context.principal, mutation ? "operator" : "viewer");
         const nul = nulIn(document, variables);
         if (nul) throw new AppError(ErrorCode.BAD_USER_INPUT, `Text must not contain the NUL character (U+0000): found in ${nul}`);
-        const { depth, cost, selections, spreads } = measureOperation(schema, document, operation, variables);
+        const subscription = operation.operation === "subscription";
+        // A subscription's filter is matched against the one node of each event.
+        const { depth, cost, selections, spreads } = measureOperation(schema, document, operation, variables, { nodes: subscription ? 1 : cachedNodes() });
         if (spreads > MAX_FRAGMENT_SPREADS) {
           throw new AppError(ErrorCode.BAD_USER_INPUT, `The document has ${spreads} fragment spreads; at most ${MAX_FRAGMENT_SPREADS} are allowed`, {
             reason: RefusalReason.QUERY_TOO_COMPLEX,
@@ -88,6 +96,13 @@ export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: n
             depth,
             maxDepth: limits.maxQueryDepth,
           });
+        }
+        if (subscription && cost > limits.maxSubscriptionEventCost) {
+          throw new AppError(
+            ErrorCode.BAD_USER_INPUT,
+            `Each event of the subscription may resolve ${cost} objects; at most ${limits.maxSubscriptionEventCost} are allowed (select less, or use a smaller filter)`,
+            { reason: RefusalReason.QUERY_TOO_COSTLY, cost, maxCost: limits.maxSubscriptionEventCost },
+          );
         }
         if (cost > limits.maxQueryCost) {
           throw new AppError(

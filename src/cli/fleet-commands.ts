@@ -6,7 +6,7 @@
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ConfigError } from "../config/config.js";
-import { changeLines, finalLine, formatNodes, isFinal, progressLine, type DrainState, type NodeRow, type NodesFormat } from "./fleet-format.js";
+import { changeLines, finalLine, formatNodes, isFinal, progressLine, staleWarnings, type ClusterLiveness, type DrainState, type NodeRow, type NodesFormat } from "./fleet-format.js";
 import { parseDuration } from "./durations.js";
 import { request, ServiceError, serviceTarget, subscribe, type ServiceTarget } from "./service-client.js";
 
@@ -75,6 +75,7 @@ const NODES_QUERY = `query FleetNodes($cluster: String, $filter: NodeFilter, $af
       addresses { type address } usage { cpuPercent memoryPercent } } }
     pageInfo { hasNextPage endCursor }
   }
+  clusters { name disconnectedSince lastError }
 }`;
 
 async function nodes(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
@@ -84,17 +85,23 @@ async function nodes(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
   if (!["table", "wide", "json", "csv"].includes(format)) throw new ConfigError(`-o: "${format}" is not table, wide, json or csv`);
   const target = serviceTarget(flags, env);
   const rows: NodeRow[] = [];
+  let clusters: ClusterLiveness[] = [];
   let after: string | null = null;
   do {
     const data: any = await request(target, NODES_QUERY, { cluster: flags.cluster, filter: flags.selector !== undefined ? { labelSelector: flags.selector } : undefined, after });
     for (const edge of data.nodes.edges) rows.push(edge.node);
+    // As of the first page: a cluster that went down meanwhile is named by the next run.
+    if (!after) clusters = data.clusters;
     after = data.nodes.pageInfo.hasNextPage ? data.nodes.pageInfo.endCursor : null;
   } while (after);
+  const shown = new Set(rows.map((row) => row.cluster));
+  // A cluster with no node shown here is not this answer's concern, unless it is the one asked for.
+  for (const line of staleWarnings(clusters.filter((c) => shown.has(c.name) || c.name === flags.cluster))) io.err(line + "\n");
   if (rows.length === 0 && format !== "json") {
     io.err("No resources found\n");
     return 0;
   }
-  io.out(formatNodes(rows, format));
+  io.out(formatNodes(rows, format, Date.now(), clusters));
   return 0;
 }
 

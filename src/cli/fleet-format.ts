@@ -20,6 +20,23 @@ export interface NodeRow {
 
 export type NodesFormat = "table" | "wide" | "json" | "csv";
 
+/** A cluster as `nodes` needs it: whether what it shows of it is live. */
+export interface ClusterLiveness {
+  name: string;
+  disconnectedSince: string | null;
+  lastError: string | null;
+}
+
+/** Control characters (a terminal's escapes among them) shown as `?`, so text from a cluster cannot drive the terminal. */
+export const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+
+/** One stderr line per cluster whose nodes are its last known state, with since when and why. */
+export function staleWarnings(clusters: readonly ClusterLiveness[]): string[] {
+  return clusters
+    .filter((c) => c.disconnectedSince)
+    .map((c) => `Warning: cluster ${printable(c.name)} is not live since ${c.disconnectedSince}${c.lastError ? ` (${printable(c.lastError)})` : ""}: its nodes are shown as last known`);
+}
+
 const NONE = "<none>";
 
 /** kubectl's tabwriter: columns left-aligned, three spaces apart, the last one unpadded. */
@@ -54,10 +71,17 @@ function columns(wide: boolean, now: number): [string, (n: NodeRow) => string][]
   ];
 }
 
-/** `nodes` output: a table (wide: kubectl's wide columns too), CSV with the wide columns, or the GraphQL nodes as JSON. */
-export function formatNodes(nodes: readonly NodeRow[], format: NodesFormat, now = Date.now()): string {
-  if (format === "json") return JSON.stringify(nodes, null, 2) + "\n";
+/**
+ * `nodes` output: a table (wide: kubectl's wide columns too), CSV with the wide columns, or the
+ * GraphQL nodes as JSON. A node of a cluster that is not live says so: STATUS `(stale)` in a
+ * table, `stale_since` in CSV, `clusterDisconnectedSince` in JSON.
+ */
+export function formatNodes(nodes: readonly NodeRow[], format: NodesFormat, now = Date.now(), clusters: readonly ClusterLiveness[] = []): string {
+  const staleSince = new Map(clusters.filter((c) => c.disconnectedSince).map((c) => [c.name, c.disconnectedSince!]));
+  if (format === "json") return JSON.stringify(nodes.map((n) => ({ ...n, clusterDisconnectedSince: staleSince.get(n.cluster) ?? null })), null, 2) + "\n";
   const cols = columns(format !== "table", now);
+  if (format === "csv") cols.push(["STALE_SINCE", (n) => staleSince.get(n.cluster) ?? ""]);
+  else cols[2] = ["STATUS", (n) => (staleSince.has(n.cluster) ? `${n.status} (stale)` : n.status)];
   const rows = nodes.map((n) => cols.map(([, value]) => value(n)));
   if (format === "csv") return toCsv([cols.map(([name]) => name.toLowerCase().replace("%", "_percent")), ...rows]);
   return kubectlTable([cols.map(([name]) => name), ...rows]);

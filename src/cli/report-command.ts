@@ -67,7 +67,7 @@ export class ReportError extends Error {
 
 /** The figures a group and a node share (the schema has no interface for them). */
 const AVAILABILITY_FIGURES =
-  "key { dimension value } observedSeconds readySeconds notReadySeconds unknownSeconds availability outages longestOutageSeconds mttrSeconds flaps maintenanceSeconds reboots";
+  "key { dimension value } observedSeconds unobservedSeconds readySeconds notReadySeconds unknownSeconds availability outages longestOutageSeconds mttrSeconds flaps maintenanceSeconds reboots";
 
 const AVAILABILITY_QUERY = `query AvailabilityReport($cluster: String, $from: DateTime!, $to: DateTime!, $groupBy: [ReportGrouping!], $flapThresholdSeconds: Int, $nodes: Boolean!) {
   availabilityReport(cluster: $cluster, from: $from, to: $to, groupBy: $groupBy, flapThresholdSeconds: $flapThresholdSeconds) {

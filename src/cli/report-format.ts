@@ -87,6 +87,23 @@ export function formatPercent(ratio: number | null, digits = 1): string {
   return ratio === null ? "-" : `${(ratio * 100).toFixed(digits)}%`;
 }
 
+/**
+ * Availability as a percentage that never says more than it knows: exactly 100% only when
+ * every observed second was Ready, else truncated (never rounded up to 100%), to two decimals
+ * or, at 99.99% and above, four (99.9997%): the digits that differ from 100% are shown.
+ */
+export function formatAvailability(ratio: number | null): string {
+  if (ratio === null) return "-";
+  if (ratio >= 1) return "100%";
+  if (ratio <= 0) return "0%";
+  const percent = ratio * 100;
+  const digits = percent >= 99.99 ? 4 : 2;
+  const scale = 10 ** digits;
+  // A hair over the true value guards against 0.9997 * 100 = 99.96999… truncating a digit low.
+  const shown = Math.min(Math.max(Math.floor(percent * scale + 1e-6) / scale, 1 / scale), 100 - 1 / scale);
+  return `${shown.toFixed(digits)}%`;
+}
+
 const cores = (millicores: number | null) => (millicores === null ? "-" : (millicores / 1000).toFixed(1));
 const gib = (bytes: number | null) => (bytes === null ? "-" : (bytes / 2 ** 30).toFixed(1));
 const count = (n: number | null) => (n === null ? "-" : String(Math.round(n)));
@@ -146,12 +163,13 @@ function totalCells(dimensions: string[]): string[] {
 
 // ---------------------------------------------------------------- availability
 
-const AVAILABILITY_COLUMNS = ["OBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"];
+const AVAILABILITY_COLUMNS = ["OBSERVED", "UNOBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"];
 
 function availabilityCells(f: AvailabilityFiguresData): string[] {
   return [
     formatDuration(f.observedSeconds),
-    formatPercent(f.availability, 3),
+    formatDuration(f.unobservedSeconds),
+    formatAvailability(f.availability),
     formatDuration(f.readySeconds),
     formatDuration(f.notReadySeconds),
     formatDuration(f.unknownSeconds),
@@ -189,6 +207,7 @@ export function availabilityTable(report: AvailabilityData): string {
 
 const AVAILABILITY_FIELDS = [
   "observedSeconds",
+  "unobservedSeconds",
   "readySeconds",
   "notReadySeconds",
   "unknownSeconds",

@@ -17,6 +17,8 @@ export interface NodeChange {
   after?: CachedNode;
   /** Seen by comparing a relist with the cache rather than from a watch event: we were not looking when it happened. */
   relisted: boolean;
+  /** When the watch (or the relist) delivered it: history's time for it, however late it is written. */
+  observedAt: Date;
 }
 
 export interface ClusterStatus {
@@ -31,6 +33,11 @@ export interface ClusterStatus {
   lastErrorReason?: string;
   /** metrics.k8s.io answered the last poll. */
   metricsAvailable: boolean;
+  /**
+   * Since when the cache has not been live (a watch of nodes or pods not established, or not
+   * yet synced): what it serves is the last known state. Undefined while live.
+   */
+  disconnectedSince?: Date;
 }
 
 export interface ClusterCacheOptions {
@@ -63,6 +70,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   private readonly metrics: MetricsPoller;
   /** Events about nodes and the nodes' Leases (heartbeats). */
   readonly facts: NodeFactsCache;
+  /** Not live from the start: nothing is known until the first sync. */
+  private notLiveSince: Date | undefined = new Date();
 
   constructor(options: ClusterCacheOptions) {
     super();
@@ -74,7 +83,10 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
       ...(options.backoffInitialMs !== undefined ? { backoffInitialMs: options.backoffInitialMs } : {}),
     };
-    const emitStatus = () => this.emit("status", this.status());
+    const emitStatus = () => {
+      this.trackLiveness();
+      this.emit("status", this.status());
+    };
     this.nodeReflector = new Reflector({
       resource: "nodes",
       path: "/api/v1/nodes",
@@ -123,7 +135,17 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(failed ? { lastError: failed.lastError } : {}),
       ...(failed?.lastErrorReason ? { lastErrorReason: failed.lastErrorReason } : {}),
       metricsAvailable: this.metrics.available,
+      ...(this.notLiveSince ? { disconnectedSince: this.notLiveSince } : {}),
     };
+  }
+
+  /** Live: both watches established and both lists loaded; else the time it stopped being so is kept. */
+  private trackLiveness(): void {
+    const nodes = this.nodeReflector.state;
+    const pods = this.podReflector.state;
+    const live = nodes.connected && nodes.synced && pods.connected && pods.synced;
+    if (live) this.notLiveSince = undefined;
+    else this.notLiveSince ??= new Date();
   }
 
   /** Each watch's counters and how many objects it holds (for /metrics). */
@@ -173,14 +195,14 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
         for (const [name, before] of this.nodes) {
           if (!items.has(name)) {
             this.nodes.delete(name);
-            this.emit("node", { cluster: this.name, name, before, relisted: true });
+            this.emit("node", { cluster: this.name, name, before, relisted: true, observedAt: new Date() });
           }
         }
         for (const [name, after] of items) {
           const before = this.nodes.get(name);
           this.nodes.set(name, after);
           if (before?.resourceVersion !== after.resourceVersion) {
-            this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: true });
+            this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: true, observedAt: new Date() });
           }
         }
         // After a relist, what changed while the watch was down is only knowable by comparison.
@@ -189,13 +211,13 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       upsert: (name, after) => {
         const before = this.nodes.get(name);
         this.nodes.set(name, after);
-        this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: false });
+        this.emit("node", { cluster: this.name, name, ...(before ? { before } : {}), after, relisted: false, observedAt: new Date() });
       },
       remove: (name) => {
         const before = this.nodes.get(name);
         if (!before) return;
         this.nodes.delete(name);
-        this.emit("node", { cluster: this.name, name, before, relisted: false });
+        this.emit("node", { cluster: this.name, name, before, relisted: false, observedAt: new Date() });
       },
     };
   }

@@ -83,6 +83,25 @@ export function hasStatusCause(error: unknown, type: string): boolean {
 /** The cause type the NamespaceLifecycle admission gives a write into a namespace being deleted (corev1.NamespaceTerminatingCause). */
 export const NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating";
 
+/** The apiserver's Status of a failed answer (or its HTTP status alone when the body is no Status). */
+function apiErrorOf(status: number, text: string, request: string, plain = false): KubeApiError {
+  // A kubelet answers in plain text: its first line is the reason.
+  let message = plain && text.trim() ? `HTTP ${status}: ${text.trim().split("\n")[0]!.slice(0, 300)}` : `HTTP ${status}`;
+  let reason: string | undefined;
+  let causes: readonly StatusCause[] = [];
+  try {
+    const body = JSON.parse(text) as { kind?: string; message?: string; reason?: string; details?: { causes?: StatusCause[] } };
+    if (body.kind === "Status") {
+      message = body.message ?? String(status);
+      reason = body.reason;
+      causes = body.details?.causes ?? [];
+    }
+  } catch {
+    // Not a Status object: keep the HTTP status alone.
+  }
+  return new KubeApiError(status, message, { reason, causes, request });
+}
+
 /** What went wrong talking to Kubernetes, in words fit for a caller: the apiserver's own message, never the request line. */
 export function kubeErrorDetail(error: unknown): string {
   if (error instanceof KubeApiError) return error.statusMessage;
@@ -165,25 +184,51 @@ export class KubeClient {
             }
             return;
           }
-          let message = `HTTP ${status}`;
-          let reason: string | undefined;
-          let causes: readonly StatusCause[] = [];
-          try {
-            const body = JSON.parse(text) as { kind?: string; message?: string; reason?: string; details?: { causes?: StatusCause[] } };
-            if (body.kind === "Status") {
-              message = body.message ?? String(status);
-              reason = body.reason;
-              causes = body.details?.causes ?? [];
-            }
-          } catch {
-            // Not a Status object: keep the HTTP status alone.
-          }
-          reject(new KubeApiError(status, message, { reason, causes, request: `${method} ${path}` }));
+          reject(apiErrorOf(status, text, `${method} ${path}`));
         });
       });
       req.setTimeout(timeoutMs, () => req.destroy(new KubeRequestError(`${method} ${path}`, `no answer within ${timeoutMs} ms`)));
       req.on("error", reject);
       req.end(payload);
+    });
+  }
+
+  /**
+   * GET `path` as text, at most `maxBytes` of it (the rest is not read: `truncated`); rejects
+   * with KubeApiError on a non-2xx answer. For the kubelet's answers through the node proxy.
+   */
+  async getText(path: string, query: Record<string, string | number | boolean | undefined>, maxBytes: number, timeoutMs = 15_000): Promise<{ text: string; truncated: boolean }> {
+    const url = this.urlFor(path, query);
+    const options: HttpRequestOptions = { method: "GET", headers: { accept: "text/plain, application/json" } };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = send(url, options, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        const finish = () => {
+          const text = Buffer.concat(chunks).subarray(0, maxBytes).toString("utf8");
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) resolve({ text, truncated });
+          else reject(apiErrorOf(status, text, `GET ${path}`, true));
+        };
+        res.on("data", (chunk: Buffer) => {
+          if (truncated) return;
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size > maxBytes) {
+            truncated = true;
+            finish();
+            res.destroy();
+          }
+        });
+        res.on("error", (error) => (truncated ? undefined : reject(error)));
+        res.on("end", () => (truncated ? undefined : finish()));
+      });
+      req.setTimeout(timeoutMs, () => req.destroy(new KubeRequestError(`GET ${path}`, `no answer within ${timeoutMs} ms`)));
+      req.on("error", reject);
+      req.end();
     });
   }
 

@@ -53,11 +53,16 @@ export class LeaseElector {
   private leading = false;
   private observed: { holder?: string; renewTime?: string; seenAt: number } | undefined;
   private failures = 0;
+  /** Date.now() of our last successful write of the lease. */
+  private renewedAt: number | undefined;
 
   constructor(options: LeaseElectorOptions) {
     this.o = { identity: defaultIdentity(), leaseDurationMs: 15_000, retryPeriodMs: 2_000, ...options };
     this.task = new PeriodicTask({
       run: async () => {
+        // A process frozen (SIGSTOP, a long pause) past its lease wakes here believing it leads:
+        // it steps down before anything else, and takes the lease again only if it is still ours.
+        if (this.leading && this.renewedAt !== undefined && Date.now() - this.renewedAt > this.o.leaseDurationMs) this.setLeading(false);
         await this.tryAcquireOrRenew();
         if (this.failures) this.o.logger.info({ lease: this.lease, failures: this.failures }, "lease check succeeds again");
         this.failures = 0;
@@ -69,8 +74,9 @@ export class LeaseElector {
         this.failures++;
         const retryInMs = leaseRetryBackoff(this.o.retryPeriodMs, this.failures);
         this.o.logger.warn({ lease: this.lease, err: (error as Error).message, failures: this.failures, retryInMs }, "lease check failed");
-        // Unable to renew within a lease duration means someone else may hold it now.
-        if (this.leading && this.observed && Date.now() - this.observed.seenAt > this.o.leaseDurationMs) this.setLeading(false);
+        // A renewal that failed may mean someone else holds the lease now: stop writing at once
+        // (the next check that finds the lease still ours takes it again).
+        if (this.leading) this.setLeading(false);
       },
     });
   }
@@ -95,6 +101,11 @@ export class LeaseElector {
 
   start(): void {
     this.task.start();
+  }
+
+  /** Stops leading now (the database refused this replica's writes); the next check decides again. */
+  stepDown(): void {
+    this.setLeading(false);
   }
 
   /** Stops campaigning; a leader releases the lease so a standby takes over at once. */
@@ -125,6 +136,7 @@ export class LeaseElector {
         spec: this.spec(microNow, microNow, 0),
       });
       this.observe(this.o.identity, microNow);
+      this.renewedAt = now.getTime();
       this.setLeading(true);
       return;
     }
@@ -151,6 +163,7 @@ export class LeaseElector {
       throw error;
     }
     this.observe(this.o.identity, microNow);
+    this.renewedAt = now.getTime();
     if (!this.leading) this.setLeading(true);
   }
 

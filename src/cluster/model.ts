@@ -21,6 +21,8 @@ export interface Taint {
   key: string;
   value?: string;
   effect: string;
+  /** RFC 3339; set on NoExecute taints, when the taint was added (the eviction countdown starts then). */
+  timeAdded?: string;
 }
 
 export interface NodeInfo {
@@ -97,7 +99,16 @@ export interface CachedPod {
   requests: ResourceAmounts;
   limits: ResourceAmounts;
   creationTimestamp: string;
+  /**
+   * How long the pod tolerates each NoExecute taint of the eviction countdown
+   * (node.kubernetes.io/not-ready, /unreachable), in seconds: absent when it does not tolerate
+   * it (evicted at once), {@link TOLERATES_FOREVER} when its toleration has no limit.
+   */
+  noExecuteTolerations: ResourceAmounts;
 }
+
+/** A toleration without tolerationSeconds: the pod stays however long the taint does. */
+export const TOLERATES_FOREVER = -1;
 
 /** One sample of metrics.k8s.io NodeMetrics. */
 export interface NodeUsageSample {

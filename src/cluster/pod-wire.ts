@@ -15,8 +15,8 @@
 import type { CachedPod, ResourceAmounts } from "./model.js";
 import { keyOf, sharedInterner } from "./strip.js";
 
-/** A pod as sent: [key, namespace, name, uid, resourceVersion, nodeName, phase, labels#, ownerKind, ownerName, flags, deletionTimestamp, grace, requests#, limits#, creationTimestamp]. */
-export type WirePod = [string, string, string, string, string, string, string, number, string | null, string | null, number, string | null, number | null, number, number, string];
+/** A pod as sent: [key, namespace, name, uid, resourceVersion, nodeName, phase, labels#, ownerKind, ownerName, flags, deletionTimestamp, grace, requests#, limits#, creationTimestamp, noExecuteTolerations#]. */
+export type WirePod = [string, string, string, string, string, string, string, number, string | null, string | null, number, string | null, number | null, number, number, string, number];
 
 /** One watch event: a stripped pod (`p`), or the line of any other event as the server sent it. */
 export type WireEvent = { type: string; p: WirePod } | { line: string };
@@ -57,7 +57,7 @@ export class WireEncoder {
     const p: WirePod = [
       key, pod.namespace, pod.name, pod.uid, pod.resourceVersion, pod.nodeName, pod.phase, this.number(pod.labels),
       pod.ownerKind ?? null, pod.ownerName ?? null, flags, pod.deletionTimestamp ?? null, grace ?? null,
-      this.number(pod.requests), this.number(pod.limits), pod.creationTimestamp,
+      this.number(pod.requests), this.number(pod.limits), pod.creationTimestamp, this.number(pod.noExecuteTolerations),
     ];
     this.events.push({ type, p });
   }
@@ -133,6 +133,7 @@ export class WireDecoder {
       requests: this.maps[p[13]] as ResourceAmounts,
       limits: this.maps[p[14]] as ResourceAmounts,
       creationTimestamp: p[15],
+      noExecuteTolerations: this.maps[p[16]] as ResourceAmounts,
     });
   }
 }

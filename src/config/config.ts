@@ -2,19 +2,13 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { isLoopbackHost } from "../auth/loopback.js";
 import { ROLES, type Role } from "../auth/principal.js";
 import { labelKeyErrors } from "../k8s/label-validation.js";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log/logger.js";
 import { redactUrl } from "../log/redact-url.js";
 
 /** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
 export type DatabaseConfig =
   | { kind: "postgres"; url: string }
   | { kind: "pglite"; dataDir: string | "memory" };
-
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** `json`: one JSON object a line (pino); `pretty`: coloured lines for a person at a terminal. */
-export const LOG_FORMATS = ["json", "pretty"] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /**
  * Which clusters to watch: the contexts of kubeconfig files, the in-cluster service account,
@@ -85,6 +79,8 @@ export interface LimitsConfig {
   maxInFlightPerCaller: number;
   /** Operations running at once, all callers together. */
   maxInFlight: number;
+  /** Objects one event of a subscription may make the server resolve (its selection and filter), checked at subscribe time. */
+  maxSubscriptionEventCost: number;
 }
 
 /** Capacity trends: how often node usage and requests are sampled, and how long raw samples stay. */
@@ -113,6 +109,8 @@ export interface Config {
   limits: LimitsConfig;
   maintenance: MaintenanceConfig;
   trends: TrendsConfig;
+  /** Operation names /metrics counts under their own name beside the shipped UI's and CLI's (absent: those alone). */
+  metricsOperations?: string[];
 }
 
 /** How drains run when their caller does not say. */
@@ -192,6 +190,7 @@ export const SETTINGS = {
   maxInFlightPerCaller: { flag: "max-in-flight-per-caller", env: "MAX_IN_FLIGHT_PER_CALLER", default: "16", help: "operations one caller may have running at once; more are refused (429, Retry-After)" },
   maxInFlight: { flag: "max-in-flight", env: "MAX_IN_FLIGHT", default: "128", help: "operations running at once, all callers together; more are refused (503, Retry-After)" },
   drainTimeout: { flag: "drain-timeout", env: "DRAIN_TIMEOUT_SECONDS", default: "600", help: "seconds a drain may take when its options do not say (at most 86400)" },
+  maxSubscriptionEventCost: { flag: "max-subscription-event-cost", env: "MAX_SUBSCRIPTION_EVENT_COST", default: "10000", help: "most objects one event of a subscription may ask for (its selection and filter); more is refused at subscribe time" },
   maxQueryCost: { flag: "max-query-cost", env: "MAX_QUERY_COST", default: "500000", help: "most objects an operation may ask for, lists counted at their `first`" },
   trendsInterval: { flag: "trends-interval", env: "TRENDS_INTERVAL_SECONDS", default: "60", help: "seconds between samples of node usage and requests for capacity trends; 0 turns sampling off" },
   trendsRawRetention: { flag: "trends-raw-retention-hours", env: "TRENDS_RAW_RETENTION_HOURS", default: "48", help: "hours raw trend samples are kept before hourly rollups replace them" },
@@ -201,6 +200,12 @@ export const SETTINGS = {
     // Low-cardinality keys most clusters set: CPU architecture, and spot or on-demand capacity.
     default: "kubernetes.io/arch,node.kubernetes.io/capacity-type,karpenter.sh/capacity-type",
     help: "comma-separated node label keys trends are also summed by (low-cardinality keys: a report grouped by one reads sums, not every node); empty: none",
+  },
+  metricsOperations: {
+    flag: "metrics-operations",
+    env: "METRICS_OPERATIONS",
+    default: "",
+    help: "comma-separated operation names /metrics counts by name besides those of the shipped web UI and CLI; any other name counts as `other`",
   },
 } as const satisfies Record<string, { flag: string; env: string; default: string | undefined; help: string }>;
 
@@ -283,6 +288,7 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     logLevel,
     ...(logFormat ? { logFormat } : {}),
     ...(booleanSetting("introspection", flags, env) ? {} : { introspection: false }),
+    ...metricsOperations(flags, env),
     database: databaseConfig(flags, env),
     clusters: clustersConfig(flags, env),
     history: historyConfig(flags, env),
@@ -295,6 +301,7 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
       maxSubscriptionsPerCaller: wholeNumber("maxSubscriptionsPerCaller", flags, env, 1, 1_000_000),
       maxInFlightPerCaller: wholeNumber("maxInFlightPerCaller", flags, env, 1, 100_000),
       maxInFlight: wholeNumber("maxInFlight", flags, env, 1, 100_000),
+      maxSubscriptionEventCost: wholeNumber("maxSubscriptionEventCost", flags, env, 1, 1_000_000_000),
     },
     maintenance: { drainTimeoutSeconds: wholeNumber("drainTimeout", flags, env, 1, 86_400) },
     trends: {
@@ -323,6 +330,14 @@ function trendsLabelKeys(flags: Record<string, unknown>, env: NodeJS.ProcessEnv)
 }
 
 /** `a, b,,c` → ["a", "b", "c"]. */
+function metricsOperations(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): { metricsOperations?: string[] } {
+  const names = [...new Set(commaList(pick("metricsOperations", flags, env) ?? ""))];
+  for (const name of names) {
+    if (!/^[_A-Za-z][_0-9A-Za-z]{0,99}$/.test(name)) throw new ConfigError(`${describeSource("metricsOperations", flags)}: "${name}" is not a GraphQL operation name`);
+  }
+  return names.length ? { metricsOperations: names } : {};
+}
+
 function commaList(text: string): string[] {
   return text.split(",").map((item) => item.trim()).filter(Boolean);
 }

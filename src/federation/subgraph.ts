@@ -10,8 +10,15 @@ import { AppError } from "../graphql/errors.js";
 const KEYS: Record<string, string> = { Node: "id", Cluster: "name" };
 
 /**
+ * Value types that most graphs define too: shareable, so a supergraph composes with a subgraph
+ * that has its own PageInfo or KeyValue (marked @shareable there) instead of failing with
+ * INVALID_FIELD_SHARING.
+ */
+const SHAREABLE = new Set(["PageInfo", "KeyValue"]);
+
+/**
  * schema.graphql as an Apollo Federation 2 subgraph (served at /subgraph): the same types and
- * resolvers, `@key` on Node and Cluster, and `_service` and `_entities` added by
+ * resolvers, `@key` on Node and Cluster, `@shareable` on the common value types, and `_service` and `_entities` added by
  * @apollo/subgraph. /graphql is untouched, so direct clients see no change.
  */
 export function buildSubgraph(resolverSets: Resolvers[], inventory: InventoryService): GraphQLSchema {
@@ -47,17 +54,18 @@ export function subgraphTypeDefs(): DocumentNode {
   const keyed = visit(parse(SCHEMA_SDL), {
     ObjectTypeDefinition(node) {
       const fields = KEYS[node.name.value];
-      return fields ? { ...node, directives: [...(node.directives ?? []), keyDirective(fields)] } : undefined;
+      if (fields) return { ...node, directives: [...(node.directives ?? []), directive("key", fields)] };
+      return SHAREABLE.has(node.name.value) ? { ...node, directives: [...(node.directives ?? []), directive("shareable")] } : undefined;
     },
   });
-  const link = parse(`extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])`);
+  const link = parse(`extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable"])`);
   return { kind: Kind.DOCUMENT, definitions: [...link.definitions, ...keyed.definitions] };
 }
 
-function keyDirective(fields: string): ConstDirectiveNode {
+function directive(name: "key" | "shareable", fields?: string): ConstDirectiveNode {
   return {
     kind: Kind.DIRECTIVE,
-    name: { kind: Kind.NAME, value: "key" },
-    arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: "fields" }, value: { kind: Kind.STRING, value: fields } }],
+    name: { kind: Kind.NAME, value: name },
+    arguments: fields === undefined ? [] : [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: "fields" }, value: { kind: Kind.STRING, value: fields } }],
   };
 }

@@ -6,20 +6,10 @@
  */
 
 import type { DocumentNode, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from "graphql";
-import type { RequestContext } from "./context.js";
+import type { Principal, RequestContext } from "./context.js";
 import type { ErrorCode } from "./errors.js";
 
-/** What a caller may do: viewer reads and subscribes; operator also changes nodes; admin everything. */
-export type Role = "viewer" | "operator" | "admin";
-
-/** The authenticated caller of one request or WebSocket connection. */
-export interface Principal {
-  /** Who: the token's subject or the JWT's subject claim; recorded as the actor of what they do. */
-  subject: string;
-  role: Role;
-  /** How they proved it; "loopback" is the local admin of a server without auth configured. */
-  via: "token" | "oidc" | "loopback";
-}
+export type { Principal, Role } from "./context.js";
 
 /** Who is calling, or why they may not: `message` is for the caller, `reason` only for the log. */
 export type Authentication =

@@ -1,5 +1,16 @@
-import type { Principal } from "./caller.js";
 import type { Logger } from "../log/logger.js";
+
+/** What a caller may do: viewer reads and subscribes; operator also changes nodes; admin everything. */
+export type Role = "viewer" | "operator" | "admin";
+
+/** The authenticated caller of one request or WebSocket connection. */
+export interface Principal {
+  /** Who: the token's subject or the JWT's subject claim; recorded as the actor of what they do. */
+  subject: string;
+  role: Role;
+  /** How they proved it; "loopback" is the local admin of a server without auth configured. */
+  via: "token" | "oidc" | "loopback";
+}
 
 /** Built fresh for every request or subscription operation; never shared between them. */
 export interface RequestContext {
@@ -32,4 +43,9 @@ export function loaderFor<T>(context: RequestContext, name: string, make: () => 
   let loader = context.loaders.get(name) as T | undefined;
   if (loader === undefined) context.loaders.set(name, (loader = make()));
   return loader;
+}
+
+/** The same caller's context with loaders of its own: one subscription event is one request. */
+export function withFreshLoaders(context: RequestContext): RequestContext {
+  return { ...context, loaders: new Map() };
 }

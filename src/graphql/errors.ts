@@ -43,6 +43,22 @@ const FROM_APOLLO: Record<ApolloServerErrorCode, ErrorCode> = {
   [ApolloServerErrorCode.BAD_REQUEST]: ErrorCode.BAD_USER_INPUT,
 };
 
+function apolloRequestError(original: unknown): boolean {
+  if (!(original instanceof GraphQLError) || original.originalError !== undefined || original.extensions["code"] !== undefined) return false;
+  const status = (original.extensions["http"] as { status?: unknown } | undefined)?.status;
+  return typeof status === "number" && status >= 400 && status < 500;
+}
+
+/**
+ * The longest error message a caller is sent: messages quote what was wrong, and a huge input
+ * (a selector, a key, a name) must not come back whole.
+ */
+export const MAX_ERROR_MESSAGE_LENGTH = 1_000;
+
+function bounded(message: string): string {
+  return message.length <= MAX_ERROR_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}… (message cut: ${message.length} characters)`;
+}
+
 /**
  * The one error formatter for HTTP and WebSocket. Never throws. Errors we raised on purpose
  * and GraphQL's own request errors pass with a contract code; anything else is an internal
@@ -54,7 +70,9 @@ export function formatError(
   original: unknown,
   report: (error: unknown) => void = () => {},
 ): GraphQLFormattedError {
-  const given = formatted.extensions?.code;
+  // Apollo sets INTERNAL_SERVER_ERROR on a request error it raised without a code but with a
+  // 4xx status of its own (an APQ hash that does not match the query): the caller's error.
+  const given = apolloRequestError(original) ? ErrorCode.BAD_USER_INPUT : formatted.extensions?.code;
   const cause = original instanceof GraphQLError ? (original.originalError ?? original) : original;
   const code =
     isContractCode(given)
@@ -75,5 +93,5 @@ export function formatError(
     };
   }
   const { stacktrace: _stack, http: _http, ...extensions } = formatted.extensions ?? {};
-  return { ...formatted, extensions: { ...extensions, code } };
+  return { ...formatted, message: bounded(formatted.message), extensions: { ...extensions, code } };
 }

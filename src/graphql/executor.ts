@@ -42,10 +42,14 @@ export interface CompiledExecutorOptions {
   requestOf?: (contextValue: unknown) => object;
 }
 
-/** What executes one operation: the document is valid and `operation` is the one to run. */
+/**
+ * What executes one operation: the document is valid and `operation` is the one to run, or
+ * undefined when the operation name resolves to none (graphql-js then says why, and Apollo
+ * answers that as the caller's error).
+ */
 export interface OperationRequest {
   document: DocumentNode;
-  operation: OperationDefinitionNode;
+  operation: OperationDefinitionNode | undefined;
   operationName: string | null;
   variables: Record<string, unknown> | undefined;
   contextValue: unknown;
@@ -88,7 +92,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
   const run = async (request: OperationRequest): Promise<ExecutionResult> => {
     const { document, operation, operationName, variables, contextValue } = request;
     const plain = () => execute({ schema, document, operationName, variableValues: variables, contextValue }) as Promise<ExecutionResult> | ExecutionResult;
-    if (operation.operation !== "query" || !compilable(operation.selectionSet)) return plain();
+    if (operation?.operation !== "query" || !compilable(operation.selectionSet)) return plain();
     const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
     if (coerced.errors) return plain();
     const entryKey = `${request.documentKey}\n${operationName ?? ""}`;
@@ -148,8 +152,9 @@ export function compiledExecutorGateway(schema: GraphQLSchema, options: Compiled
   const executor: GatewayExecutor = (context: GatewayGraphQLRequestContext) =>
     run({
       document: context.document,
-      operation: context.operation,
-      operationName: context.operationName,
+      // Apollo hands a gateway the request before resolving its operation: it may be none.
+      operation: context.operation as OperationDefinitionNode | undefined,
+      operationName: context.operationName ?? context.request.operationName ?? null,
       variables: context.request.variables,
       contextValue: context.context,
       documentKey: context.queryHash,

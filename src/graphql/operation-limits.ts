@@ -1,3 +1,4 @@
+import { filterTerms } from "../k8s/selector-limits.js";
 import {
   GraphQLError,
   Lexer,
@@ -23,6 +24,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValueNode,
 } from "graphql";
 
 /**
@@ -97,9 +99,29 @@ export const FIELD_WEIGHTS: Readonly<Record<string, number>> = {
   "Query.capacityReport": 5_000,
   "Query.conditionTransitions": 1_000,
   "Query.maintenanceEvents": 1_000,
+  // A history connection's totalCount counts every row its filter selects.
+  "ConditionTransitionConnection.totalCount": 1_000,
+  "MaintenanceEventConnection.totalCount": 1_000,
+  "NodeEventConnection.totalCount": 1_000,
+  "NodeChangeConnection.totalCount": 1_000,
+  "DrainOperationConnection.totalCount": 1_000,
 };
 /** Added to `capacityReport` when it asks for trends (`trendsSince`): a scan of the sampled rows. */
 export const TRENDS_WEIGHT = 20_000;
+
+/**
+ * Filter terms (a selector's requirements, each other field of a filter) matched against nodes
+ * for the work of resolving one object: a term is one lookup in a node's labels or fields.
+ */
+export const FILTER_TERMS_PER_OBJECT = 10;
+
+/** The input types whose value is matched against every node a field scans. */
+const NODE_FILTER_TYPES = new Set(["NodeFilter"]);
+
+/** What a filtered field scans: the nodes in the cache (for a subscription, the one node of each event). */
+export interface MeasureScale {
+  nodes: number;
+}
 
 /** How deep an operation nests, how many objects it may make the server resolve, and its size. */
 export interface OperationSize {
@@ -122,13 +144,15 @@ interface Measured {
 
 /**
  * Measures an operation before it runs. Depth: levels of fields, a root field being 1.
- * Cost: the objects it may resolve. A field with a `first` argument returns that many (or
+ * Cost: the objects it may resolve. A field with a `first` (or `last`) argument returns that many (or
  * {@link DEFAULT_PAGE}); on a connection (a non-list type) the count applies to the list
  * directly under it (`edges`). Any other list of objects is counted at
  * {@link DEFAULT_LIST_LENGTH}. Every count multiplies what is nested inside it, so
  * `nodes(first: 5000) { edges { node { pods { name } } } }` costs 1 + 5000 + 5000 + 50000.
  * Scalars cost nothing. Fragments are followed; the document is assumed valid. Below
  * `__schema` and `__type` only cost counts, so tools' standard introspection query passes.
+ * A field filtered by a NodeFilter also costs its filter's terms times `scale.nodes`, over
+ * {@link FILTER_TERMS_PER_OBJECT}.
  *
  * Linear in the document's size: cost is proportional to the number of parent objects, so
  * each fragment is measured once per page it is spread under (per unit of parent) and
@@ -139,6 +163,7 @@ export function measureOperation(
   document: DocumentNode,
   operation: OperationDefinitionNode,
   variables: Record<string, unknown> = {},
+  scale: MeasureScale = { nodes: 0 },
 ): OperationSize {
   const fragments = new Map<string, FragmentDefinitionNode>();
   let spreads = 0;
@@ -171,11 +196,30 @@ export function measureOperation(
     return field && { type: field.type, paged: field.args.some((a) => a.name === "first"), introspection: false };
   };
 
-  /** The work a field costs beyond its objects ({@link FIELD_WEIGHTS}). */
+  /** The value of an argument, literal or variable, with the variables inside a literal filled in. */
+  const argumentValue = (node: ValueNode): unknown => {
+    if (node.kind === Kind.VARIABLE) return variables[node.name.value] ?? defaults.get(node.name.value);
+    const values: Record<string, unknown> = { ...Object.fromEntries(defaults), ...variables };
+    return valueFromASTUntyped(node, values);
+  };
+
+  /** Matching a node filter against every node the field scans ({@link FILTER_TERMS_PER_OBJECT}). */
+  const filterWork = (parent: GraphQLCompositeType, selection: FieldNode): number => {
+    if (!selection.arguments?.length || scale.nodes === 0 || !(isObjectType(parent) || isInterfaceType(parent))) return 0;
+    const definition = parent.getFields()[selection.name.value];
+    let terms = 0;
+    for (const argument of selection.arguments) {
+      const type = definition?.args.find((a) => a.name === argument.name.value)?.type;
+      if (type && NODE_FILTER_TYPES.has(getNamedType(type).name)) terms += filterTerms(argumentValue(argument.value));
+    }
+    return Math.ceil((terms * scale.nodes) / FILTER_TERMS_PER_OBJECT);
+  };
+
+  /** The work a field costs beyond its objects ({@link FIELD_WEIGHTS}) and its filter. */
   const weightOf = (parent: GraphQLCompositeType, selection: FieldNode): number => {
     const weight = FIELD_WEIGHTS[`${parent.name}.${selection.name.value}`] ?? 0;
     const trends = parent.name === "Query" && selection.name.value === "capacityReport" && selection.arguments?.some((a) => a.name.value === "trendsSince" && a.value.kind !== Kind.NULL);
-    return weight + (trends ? TRENDS_WEIGHT : 0);
+    return weight + (trends ? TRENDS_WEIGHT : 0) + filterWork(parent, selection);
   };
 
   /** Each fragment's measure, by name and the page owed to it; `null` while it is being measured (a cycle, which validation refuses). */
@@ -212,7 +256,7 @@ export function measureOperation(
         const type = getNamedType(field.type);
         if (!isCompositeType(type)) continue;
         const list = isListType(getNullableType(field.type));
-        const first = field.paged ? (intArgument(selection, "first") ?? DEFAULT_PAGE) : undefined;
+        const first = field.paged ? (intArgument(selection, "first") ?? intArgument(selection, "last") ?? DEFAULT_PAGE) : undefined;
         const items = list ? (first ?? page ?? DEFAULT_LIST_LENGTH) : 1;
         const inner = walk(selection.selectionSet, type, list ? undefined : first);
         cost += items + items * inner.cost;

@@ -30,16 +30,22 @@ interface OffersWhileWaiting {
  * at subscribe time, its bounded queue, its errors); only the execution of an event against
  * the selection is shared. Events are told apart by identity, so only object events (one
  * object handed to every listener, as the hub does) are shared; a subscription without a key
- * executes every event itself, as graphql does.
+ * executes every event itself, as graphql does. Each execution gets its own context from
+ * `contextForEvent` (fresh DataLoaders): a loader kept for the subscription's life would answer
+ * every later event from what the first one loaded.
  */
-export function sharedEventSubscribe(keyOf: (args: ExecutionArgs) => string | undefined): (args: ExecutionArgs) => Promise<ResultsStream | ExecutionResult> {
+export function sharedEventSubscribe(
+  keyOf: (args: ExecutionArgs) => string | undefined,
+  /** The context one event is executed with: per event, so that no DataLoader outlives it. */
+  contextForEvent: (contextValue: unknown) => unknown = (contextValue) => contextValue,
+): (args: ExecutionArgs) => Promise<ResultsStream | ExecutionResult> {
   /** Each event's results by sharing key; gone with the event once no queue holds it. */
   const results = new WeakMap<object, Map<string, Result>>();
   return async (args) => {
     const source = await createSourceEventStream(args);
     if (!(Symbol.asyncIterator in source)) return source;
     const key = keyOf(args);
-    const run = (event: unknown): Result => execute({ ...args, rootValue: event });
+    const run = (event: unknown): Result => execute({ ...args, contextValue: contextForEvent(args.contextValue), rootValue: event });
     const shared = (event: object): Result => {
       let byKey = results.get(event);
       if (!byKey) results.set(event, (byKey = new Map()));

@@ -7,7 +7,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import type { Logger } from "../log/logger.js";
 import type { AuditDone, Authentication, OperationPolicy, Principal } from "./caller.js";
 import { CloseCode } from "./close-codes.js";
-import type { RequestContext } from "./context.js";
+import { withFreshLoaders, type RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
 import { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
@@ -95,7 +95,10 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
   const nextMessages = new NextMessages(options.formatError);
   /** Each subscription's id and connection, by its context, for results sent as soon as they are ready. */
   const destinations = new WeakMap<object, { id: string; socket: WebSocket; tcp: Socket }>();
-  const subscribeShared = sharedEventSubscribe((args) => sharingKeys.get(args.contextValue as object));
+  const subscribeShared = sharedEventSubscribe(
+    (args) => sharingKeys.get(args.contextValue as object),
+    (context) => withFreshLoaders(context as RequestContext),
+  );
 
   /** Acknowledged connections and what they authenticated with, checked again when credentials change. */
   const authenticated = new Map<WebSocket, { request: IncomingMessage; connectionParams: Record<string, unknown> | undefined }>();

@@ -19,6 +19,7 @@ import type {
   MaintenanceEventFilter,
   TransitionFilter,
 } from "../graphql/generated/resolvers-types.js";
+import { globalId } from "../graphql/global-id.js";
 import { pageSize } from "../graphql/page-size.js";
 import { historyConnection } from "./history-connection.js";
 import type { TransitionRecord } from "./history-diff.js";
@@ -87,7 +88,7 @@ interface EventRow {
 
 function transitionView(row: TransitionRow): ConditionTransitionView {
   return {
-    id: String(row.id),
+    id: globalId("ConditionTransition", row.id),
     cluster: row.cluster,
     node: row.node,
     type: row.type,
@@ -101,7 +102,7 @@ function transitionView(row: TransitionRow): ConditionTransitionView {
 
 function eventView(row: EventRow): MaintenanceEventView {
   return {
-    id: String(row.id),
+    id: globalId("MaintenanceEvent", row.id),
     cluster: row.cluster,
     node: row.node,
     kind: row.kind as MaintenanceEventKind,
@@ -135,6 +136,7 @@ export class HistoryQueries {
     time: "at",
     where: (f: TransitionFilter) => ({ ...(f.type != null ? { type: f.type } : {}), ...(f.to != null ? { to: TO_STORED[f.to] } : {}) }),
     read: (page) => this.read(() => this.database.prisma.conditionTransition.findMany({ ...page, select: TRANSITION_COLUMNS })),
+    count: (where) => this.read(() => this.database.prisma.conditionTransition.count({ where })),
     view: transitionView,
   });
 
@@ -148,6 +150,7 @@ export class HistoryQueries {
     time: "at",
     where: (f: MaintenanceEventFilter) => (f.kinds != null ? { kind: { in: [...f.kinds] } } : {}),
     read: (page) => this.read(() => this.database.prisma.maintenanceEvent.findMany({ ...page, select: EVENT_COLUMNS })),
+    count: (where) => this.read(() => this.database.prisma.maintenanceEvent.count({ where })),
     view: eventView,
   });
 

@@ -6,8 +6,10 @@ import type { Logger } from "../log/logger.js";
 import { projection } from "./history-diff.js";
 import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
 import { isContentRefusal } from "../db/database-errors.js";
-import type { HistoryStore, NodeObservation } from "./history-store.js";
+import { LeadershipLostError, type HistoryStore, type NodeObservation } from "./history-store.js";
 import { WriteLoop } from "./write-loop.js";
+import { RecordingCoverage } from "./recording-coverage.js";
+import type { Database } from "../db/database.js";
 
 export interface HistoryRecorderOptions {
   clusters: ClusterRegistry;
@@ -22,6 +24,8 @@ export interface HistoryRecorderOptions {
   stallAfterMs?: number;
   /** Tells subscribers (on every replica) what was just written. */
   pubsub?: PubSub;
+  /** Where the stretches of time this replica recorded each cluster are written (recording-coverage.ts). */
+  coverage: { database: Database; intervalMs?: number; reconnectGraceMs?: number };
 }
 
 export interface RecorderStatus {
@@ -34,6 +38,8 @@ export interface RecorderStatus {
   /** Clusters this replica records (holds the lease of). */
   leaderOf: string[];
   recorded: { transitions: number; changes: number; maintenance: number };
+  /** Times the database refused a write because another replica had taken the cluster's leadership over (its queue was dropped). */
+  fenced: number;
   /** Observations skipped because the database refused their content (each logged with the node and the database's words). */
   refused: number;
   /** Since when writes have failed without a break while observations wait: the recorder is not making progress. */
@@ -52,7 +58,7 @@ export interface LeaseView {
   held: boolean;
 }
 
-type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcile"; cluster: string };
+type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcile"; cluster: string } | { kind: "claim"; cluster: string };
 
 /**
  * Turns what the watch caches see into history. Per cluster, only the replica holding the
@@ -62,29 +68,49 @@ type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcil
  * a reconcile compares the whole cluster with the recorded state and fills any gap.
  */
 export class HistoryRecorder {
-  private readonly o: Required<Omit<HistoryRecorderOptions, "lease" | "pubsub">> & Pick<HistoryRecorderOptions, "lease" | "pubsub">;
+  private readonly o: Required<Omit<HistoryRecorderOptions, "lease" | "pubsub" | "coverage">> & Pick<HistoryRecorderOptions, "lease" | "pubsub">;
+  private readonly coverage: RecordingCoverage;
   private readonly queue: Job[] = [];
   private readonly electors = new Map<string, LeaseElector>();
   private readonly leading = new Set<string>();
+  /** The epoch the database granted this replica for each cluster it leads: every write carries it. */
+  private readonly epochs = new Map<string, bigint>();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly writes: WriteLoop;
   private needsReconcile = false;
   /** "started" with a cluster's name when this replica takes its Lease (node events follow it). */
   readonly leadership = new EventEmitter<{ started: [string] }>();
-  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0 };
+  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0, fenced: 0 };
 
   constructor(options: HistoryRecorderOptions) {
-    this.o = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...options };
+    const { coverage, ...rest } = options;
+    this.o = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...rest };
+    this.coverage = new RecordingCoverage({
+      ...coverage,
+      logger: options.logger,
+      reconcile: (cluster) => this.leading.has(cluster) && this.push({ kind: "reconcile", cluster }),
+    });
     this.writes = new WriteLoop({
       status: this.status,
       logger: this.o.logger,
       pending: () => this.queue.length,
       write: async () => {
-        // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
-        const [batch, count] = await this.nextBatch();
-        if (batch.length) await this.write(batch);
-        this.queue.splice(0, count);
-        this.status.pending = this.queue.length;
+        try {
+          if (this.queue[0]?.kind === "claim") return await this.claim(this.queue[0].cluster);
+          // A reconcile reads the database too: inside the write, so an outage is retried, not fatal.
+          const [batch, count, reconciled] = await this.nextBatch();
+          if (batch.length) await this.write(batch);
+          if (reconciled && this.leading.has(reconciled.cluster)) this.coverage.reconciled(reconciled.cluster, reconciled.at);
+          this.queue.splice(0, count);
+        } catch (error) {
+          if (!(error instanceof LeadershipLostError)) throw error;
+          this.status.fenced++;
+          this.o.logger.warn({ cluster: error.cluster, holder: error.holder }, "history leadership taken over by another replica: dropping this replica's queue and standing by");
+          this.electors.get(error.cluster)?.stepDown();
+          this.forget(error.cluster);
+        } finally {
+          this.status.pending = this.queue.length;
+        }
       },
       written: () => {
         delete this.status.lastError;
@@ -106,8 +132,9 @@ export class HistoryRecorder {
     for (const cache of this.o.clusters.all()) {
       const onNode = (change: NodeChange) => this.onNodeChange(change);
       const onRelisted = () => this.leading.has(cache.name) && this.push({ kind: "reconcile", cluster: cache.name });
-      cache.on("node", onNode).on("relisted", onRelisted);
-      this.unsubscribe.push(() => cache.off("node", onNode).off("relisted", onRelisted));
+      const onStatus = (status: { connected: boolean }) => this.coverage.connection(cache.name, status.connected);
+      cache.on("node", onNode).on("relisted", onRelisted).on("status", onStatus);
+      this.unsubscribe.push(() => cache.off("node", onNode).off("relisted", onRelisted).off("status", onStatus));
       const elector = new LeaseElector({
         client: cache.client,
         logger: this.o.logger.child({ cluster: cache.name }),
@@ -118,19 +145,23 @@ export class HistoryRecorder {
         ...(this.o.lease.identity ? { identity: `${this.o.lease.identity}` } : {}),
         onStartedLeading: () => {
           this.leading.add(cache.name);
+          this.coverage.lead(cache.name, cache.status().connected);
           this.status.leaderOf = [...this.leading];
+          // The epoch comes first: nothing of this term is written before the database grants it.
+          this.push({ kind: "claim", cluster: cache.name });
           this.push({ kind: "reconcile", cluster: cache.name });
           this.leadership.emit("started", cache.name);
         },
         onStoppedLeading: () => {
-          this.leading.delete(cache.name);
-          this.status.leaderOf = [...this.leading];
+          this.forget(cache.name);
+          void this.coverage.release(cache.name).catch(() => {});
         },
       });
       this.electors.set(cache.name, elector);
       elector.start();
     }
     this.writes.start();
+    this.coverage.start();
   }
 
   /** Each cluster's Lease: who holds it, so a replica standing by says whom it waits on. */
@@ -159,6 +190,7 @@ export class HistoryRecorder {
   async stop(flushTimeoutMs = 5_000): Promise<void> {
     for (const off of this.unsubscribe) off();
     await Promise.all([...this.electors.values()].map((elector) => elector.stop()));
+    await this.coverage.stop().catch(() => {});
     const deadline = setTimeout(() => {
       void this.writes.stop();
     }, flushTimeoutMs);
@@ -167,6 +199,28 @@ export class HistoryRecorder {
     await this.writes.stop();
     clearTimeout(deadline);
     if (this.queue.length) this.o.logger.warn({ pending: this.queue.length }, "history not written at shutdown; the next start reconciles it");
+  }
+
+  /** Takes the database's epoch for `cluster` (the claim job at the head of the queue). */
+  private async claim(cluster: string): Promise<void> {
+    if (this.leading.has(cluster)) {
+      const elector = this.electors.get(cluster);
+      this.epochs.set(cluster, await this.o.store.claimLeadership(cluster, elector?.identity ?? "unknown"));
+    }
+    this.queue.shift();
+  }
+
+  /** No longer leading `cluster`: what waits for it is not ours to write (its next leader reconciles). */
+  private forget(cluster: string): void {
+    this.leading.delete(cluster);
+    this.epochs.delete(cluster);
+    this.status.leaderOf = [...this.leading];
+    let kept = 0;
+    for (const job of this.queue) {
+      if ((job.kind === "observe" ? job.observation.cluster : job.cluster) !== cluster) this.queue[kept++] = job;
+    }
+    this.queue.length = kept;
+    this.status.pending = kept;
   }
 
   private onNodeChange(change: NodeChange): void {
@@ -181,7 +235,7 @@ export class HistoryRecorder {
         cluster: change.cluster,
         name: change.name,
         node: after,
-        at: new Date(),
+        at: change.observedAt,
         key: after?.resourceVersion ?? `deleted:${before?.resourceVersion}`,
         reconciled: false,
       },
@@ -190,9 +244,10 @@ export class HistoryRecorder {
 
   private push(job: Job | undefined): void {
     if (job) {
-      if (this.queue.length >= this.o.bufferSize) {
-        const index = this.queue.findIndex((j) => j.kind === "observe");
-        this.queue.splice(index < 0 ? 0 : index, 1);
+      // The oldest observation goes (a reconcile covers for it); a claim or a reconcile never does.
+      const index = this.queue.length >= this.o.bufferSize ? this.queue.findIndex((j) => j.kind === "observe") : -1;
+      if (index >= 0) {
+        this.queue.splice(index, 1);
         this.status.dropped++;
         this.needsReconcile = true;
       }
@@ -215,17 +270,17 @@ export class HistoryRecorder {
    */
   private async write(batch: NodeObservation[]): Promise<void> {
     try {
-      return await this.count(await this.o.store.apply(batch));
+      return await this.count(await this.o.store.apply(batch, { fence: this.fence }));
     } catch (error) {
       if (!isContentRefusal(error)) throw error;
     }
     for (const observation of batch) {
       let written;
       try {
-        written = await this.o.store.apply([observation]);
+        written = await this.o.store.apply([observation], { fence: this.fence });
       } catch (error) {
         if (!isContentRefusal(error)) throw error;
-        written = await this.o.store.apply([observation], { salvage: true });
+        written = await this.o.store.apply([observation], { salvage: true, fence: this.fence });
       }
       for (const { table, error } of written.refused) {
         this.status.refused++;
@@ -237,6 +292,8 @@ export class HistoryRecorder {
       await this.count(written);
     }
   }
+
+  private readonly fence = (cluster: string) => this.epochs.get(cluster);
 
   private count(written: Awaited<ReturnType<HistoryStore["apply"]>>): Promise<void> {
     this.status.recorded.transitions += written.transitions;
@@ -261,9 +318,12 @@ export class HistoryRecorder {
    * The next jobs to write as one batch, and how many queue entries they account for: up to
    * batchSize observations, or one reconcile expanded into observations of the whole cluster.
    */
-  private async nextBatch(): Promise<[NodeObservation[], number]> {
+  private async nextBatch(): Promise<[NodeObservation[], number, { cluster: string; at: Date }?]> {
     const first = this.queue[0]!;
-    if (first.kind === "reconcile") return [await this.reconcileObservations(first.cluster), 1];
+    if (first.kind === "reconcile") {
+      const [observations, at] = await this.reconcileObservations(first.cluster);
+      return [observations, 1, at ? { cluster: first.cluster, at } : undefined];
+    }
     const batch: NodeObservation[] = [];
     for (const job of this.queue) {
       if (job.kind !== "observe" || batch.length >= this.o.batchSize) break;
@@ -272,18 +332,18 @@ export class HistoryRecorder {
     return [batch, batch.length];
   }
 
-  /** Every node of the cluster as it is now, and every recorded node it no longer has. */
-  private async reconcileObservations(clusterName: string): Promise<NodeObservation[]> {
+  /** Every node of the cluster as it is now, and every recorded node it no longer has; and when "now" was (none: no reconcile). */
+  private async reconcileObservations(clusterName: string): Promise<[NodeObservation[], Date?]> {
     const cache: ClusterCache | undefined = this.o.clusters.get(clusterName);
-    if (!cache || !this.leading.has(clusterName)) return [];
+    if (!cache || !this.leading.has(clusterName)) return [[]];
     // Leadership can come before the first list: wait for the nodes rather than lose this
     // reconcile. It also waits (up to a minute) for the pods' first list, the bulk of a sync, so
     // that writing every node does not share the CPU with it and hold back readiness.
     for (let waited = 0; !cache.initialLoadSettled(); waited += 100) {
-      if (this.writes.stopped) return [];
+      if (this.writes.stopped) return [[]];
       if (waited >= 60_000) {
         if (cache.nodesSynced()) break;
-        return [];
+        return [[]];
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -298,6 +358,6 @@ export class HistoryRecorder {
     for (const name of await this.o.store.presentNodes(clusterName)) {
       if (!seen.has(name)) observations.push({ cluster: clusterName, name, node: undefined, at, key, reconciled: true });
     }
-    return observations;
+    return [observations, at];
   }
 }

@@ -4,6 +4,7 @@ import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { Prisma } from "../db/generated/client.js";
 import { isContentRefusal } from "../db/database-errors.js";
 import { storable } from "../db/storable-text.js";
+import { EVICTION_TAINT_KEYS } from "../cluster/strip.js";
 import type { HistoryNotice } from "../pubsub/pubsub.js";
 import { diffNode, type MaintenanceRecord, type NodeChangeRecord, type NodeSnapshot, type Observation, type TransitionRecord } from "./history-diff.js";
 
@@ -24,6 +25,21 @@ export interface ApplyResult {
   refused: { table: string; error: unknown }[];
 }
 
+/** This replica's history leadership of `cluster` was taken over: its writes are refused. */
+export class LeadershipLostError extends Error {
+  override name = "LeadershipLostError";
+  constructor(
+    readonly cluster: string,
+    /** Who holds the leadership in the database now, if anyone. */
+    readonly holder: string | undefined,
+  ) {
+    super(`history leadership of ${cluster} is held by ${holder ?? "nobody"} now: this replica may not write its history`);
+  }
+}
+
+/** What a write is allowed by: the epoch this replica was granted for each cluster it leads. */
+export type LeadershipFence = (cluster: string) => bigint | undefined;
+
 /**
  * The write side of history. Each batch is one transaction that holds a per-cluster advisory
  * lock, reads the recorded state of the nodes it touches, diffs each observation in order
@@ -39,7 +55,7 @@ export class HistoryStore {
    * refused for its content (SQLSTATE class 22 or 23) is left out and reported in `refused`,
    * so the rest of what was seen (its transitions, the node's state) is still recorded.
    */
-  async apply(observations: NodeObservation[], { salvage = false } = {}): Promise<ApplyResult> {
+  async apply(observations: NodeObservation[], { salvage = false, fence }: { salvage?: boolean; fence?: LeadershipFence } = {}): Promise<ApplyResult> {
     const result: ApplyResult = { transitions: 0, changes: 0, maintenance: 0, notices: [], refused: [] };
     const byCluster = new Map<string, NodeObservation[]>();
     for (const o of observations) {
@@ -48,7 +64,7 @@ export class HistoryStore {
       list.push(o);
     }
     for (const [cluster, list] of byCluster) {
-      const counts = await this.applyCluster(cluster, list, salvage);
+      const counts = await this.applyCluster(cluster, list, salvage, fence);
       result.transitions += counts.transitions;
       result.changes += counts.changes;
       result.maintenance += counts.maintenance;
@@ -64,11 +80,25 @@ export class HistoryStore {
     return rows.map((row) => row.name);
   }
 
-  private applyCluster(cluster: string, observations: NodeObservation[], salvage: boolean): Promise<ApplyResult> {
+  /**
+   * Takes `cluster`'s history leadership for `holder`, who has just taken its Lease: bumps the
+   * epoch, so that whoever wrote before (a leader frozen past its Lease) is refused from now on.
+   * @returns the epoch `holder`'s writes carry.
+   */
+  async claimLeadership(cluster: string, holder: string): Promise<bigint> {
+    const [row] = await this.database.prisma.$queryRaw<{ epoch: bigint }[]>`
+      INSERT INTO history_leadership (cluster, epoch, holder, updated_at) VALUES (${cluster}, 1, ${holder}, now())
+      ON CONFLICT (cluster) DO UPDATE SET epoch = history_leadership.epoch + 1, holder = EXCLUDED.holder, updated_at = now()
+      RETURNING epoch`;
+    return BigInt(row!.epoch);
+  }
+
+  private applyCluster(cluster: string, observations: NodeObservation[], salvage: boolean, fence: LeadershipFence | undefined): Promise<ApplyResult> {
     return this.database.prisma.$transaction(
       async (tx) => {
         const refused: ApplyResult["refused"] = [];
         const inChunks = salvage ? rowByRow(tx, refused) : allInChunks;
+        if (fence) await checkFence(tx, cluster, fence(cluster));
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${"node-inventory:history:" + cluster}))`;
         const names = [...new Set(observations.map((o) => o.name))];
         const rows = await tx.nodeState.findMany({ where: { cluster, name: { in: names } } });
@@ -106,12 +136,22 @@ export class HistoryStore {
         for (const row of writtenChanges) {
           if (row.field === "SCHEDULABILITY") notice(row.node).unschedulable = row.unschedulable === true;
           if (row.field === "DELETED") notice(row.node).deleted = true;
+          if (row.field === "TAINTS" && row.item !== null && COUNTDOWN_TAINT_ITEMS.has(row.item)) notice(row.node).evictionCountdown = true;
         }
         return { transitions: writtenTransitions.length, changes: writtenChanges.length, maintenance: writtenEvents.length, notices: [...notices.values()], refused };
       },
       { timeout: transactionTimeoutMs(observations.length), maxWait: 30_000 },
     );
   }
+}
+
+/**
+ * The fence, checked in the write's own transaction: the leadership row stays locked until it
+ * commits, so a successor's claim waits for this write or this write sees the new epoch.
+ */
+async function checkFence(tx: Prisma.TransactionClient, cluster: string, epoch: bigint | undefined): Promise<void> {
+  const [row] = await tx.$queryRaw<{ epoch: bigint; holder: string }[]>`SELECT epoch, holder FROM history_leadership WHERE cluster = ${cluster} FOR UPDATE`;
+  if (epoch === undefined || !row || BigInt(row.epoch) !== epoch) throw new LeadershipLostError(cluster, row?.holder);
 }
 
 /**
@@ -192,7 +232,10 @@ function insertTransitions(tx: Prisma.TransactionClient, rows: TransitionRecord[
     RETURNING id, node`;
 }
 
-function insertChanges(tx: Prisma.TransactionClient, rows: NodeChangeRecord[]): Promise<{ node: string; field: string; unschedulable: boolean | null }[]> {
+/** The taint items (key:effect) whose coming or going starts or ends an eviction countdown. */
+const COUNTDOWN_TAINT_ITEMS = new Set(EVICTION_TAINT_KEYS.map((key) => `${key}:NoExecute`));
+
+function insertChanges(tx: Prisma.TransactionClient, rows: NodeChangeRecord[]): Promise<{ node: string; field: string; item: string | null; unschedulable: boolean | null }[]> {
   // before/after go as JSON text, so a value that is JSON null is stored as JSON null (as Prisma.JsonNull did), not SQL NULL.
   const data = rows.map((c) => ({ ...c, before: JSON.stringify(c.before ?? null), after: JSON.stringify(c.after ?? null) }));
   return tx.$queryRaw`
@@ -201,7 +244,7 @@ function insertChanges(tx: Prisma.TransactionClient, rows: NodeChangeRecord[]): 
     FROM jsonb_to_recordset(${JSON.stringify(data)}::jsonb)
       AS r(cluster text, node text, field text, item text, before text, after text, at timestamptz, key text, reconciled boolean, actor text)
     ON CONFLICT DO NOTHING
-    RETURNING node, field, (after ->> 'unschedulable')::boolean AS unschedulable`;
+    RETURNING node, field, item, (after ->> 'unschedulable')::boolean AS unschedulable`;
 }
 
 function insertMaintenance(tx: Prisma.TransactionClient, rows: MaintenanceRecord[]): Promise<{ id: bigint; node: string }[]> {

@@ -6,6 +6,7 @@
 
 import type { Database } from "../db/database.js";
 import { forCaller } from "../db/database-errors.js";
+import { globalId } from "../graphql/global-id.js";
 import type { NodeChange, NodeChangeFilter, NodeChangeKind } from "../graphql/generated/resolvers-types.js";
 import type { Logger } from "../log/logger.js";
 import { historyConnection } from "./history-connection.js";
@@ -56,7 +57,7 @@ function text(value: unknown): string | null {
 function changeView(row: ChangeRow): NodeChangeView {
   const key = row.item === "" ? null : row.field === "TAINTS" ? row.item.slice(0, row.item.indexOf(":")) : row.item;
   return {
-    id: String(row.id),
+    id: globalId("NodeChange", row.id),
     cluster: row.cluster,
     node: row.node,
     // A kind this version does not know (written by a newer one) cannot be served as another.
@@ -87,6 +88,7 @@ export class NodeChangeQueries {
     time: "at",
     where: (f: NodeChangeFilter) => (f.kinds != null ? { field: { in: [...f.kinds] } } : {}),
     read: (page) => this.read(() => this.database.prisma.nodeChange.findMany({ ...page, select: COLUMNS })),
+    count: (where) => this.read(() => this.database.prisma.nodeChange.count({ where })),
     view: changeView,
   });
 

@@ -95,6 +95,7 @@ export class NodeEventsStore {
     where: (f: NodeEventFilter) => ({ ...(f.type != null ? { type: f.type } : {}), ...(f.reason != null ? { reason: f.reason } : {}) }),
     // Only a lost connection is UNAVAILABLE; any other failure is a bug, answered INTERNAL_SERVER_ERROR.
     read: (page) => forCaller(() => this.database.prisma.nodeEvent.findMany(page), "the history database cannot be reached", this.logger),
+    count: (where) => forCaller(() => this.database.prisma.nodeEvent.count({ where }), "the history database cannot be reached", this.logger),
     // A lambda, so the rows are typed by what was read (with their id), not by the view's NodeEventRow.
     view: (row) => recordedView(row),
   });

@@ -23,6 +23,9 @@ export interface HttpRoutes {
   pages?(req: IncomingMessage, res: ServerResponse, path: string): boolean;
 }
 
+/** How much of a request's path its log line keeps. */
+const LOGGED_PATH_LENGTH = 256;
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** The request id: the caller's X-Request-Id when it is sane, else a new one. Echoed back. */
@@ -103,7 +106,9 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
     } finally {
       if (path !== "/healthz" && path !== "/readyz" && path !== "/metrics") {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        logger.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+        // A path is the caller's text: logged cut, so a flood of long ones cannot fill the log.
+        const logged = path.length > LOGGED_PATH_LENGTH ? `${path.slice(0, LOGGED_PATH_LENGTH)}…` : path;
+        logger.info({ requestId, method: req.method, path: logged, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
       }
     }
   };

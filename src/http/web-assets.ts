@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { extname, join } from "node:path";
 import { PACKAGE_ROOT } from "../package-info.js";
@@ -26,10 +26,13 @@ const SEGMENT = /^[\w][\w.-]*$/;
 
 /**
  * Reads a built file once and keeps it (a few megabytes in all). Only /assets/ names are
- * served: they carry a content hash, so browsers may keep them for good.
+ * served: they carry a content hash, so browsers may keep them for good. Only files that exist
+ * are kept: the names under /assets/ are listed once, so an unknown name costs a lookup and is
+ * never remembered (any caller may send any number of them).
  */
 export class WebAssets {
-  private readonly cache = new Map<string, Buffer | null>();
+  private readonly cache = new Map<string, Buffer>();
+  private built: ReadonlySet<string> | undefined;
 
   constructor(private readonly root: string = WEB_ROOT) {}
 
@@ -42,7 +45,7 @@ export class WebAssets {
   serve(path: string, res: ServerResponse): boolean {
     if (!path.startsWith(WEB_PREFIX)) return false;
     const name = path.slice(WEB_PREFIX.length);
-    if (!SEGMENT.test(name)) return false;
+    if (!SEGMENT.test(name) || !this.builtAssets().has(name)) return false;
     const body = this.read(join("assets", name));
     if (!body) return false;
     res.statusCode = 200;
@@ -53,16 +56,29 @@ export class WebAssets {
     return true;
   }
 
-  private read(relative: string): Buffer | undefined {
-    if (!this.cache.has(relative)) {
-      let body: Buffer | null = null;
+  /** The names the build wrote under assets/, listed once. */
+  private builtAssets(): ReadonlySet<string> {
+    if (!this.built) {
       try {
-        body = readFileSync(join(this.root, relative));
+        this.built = new Set(readdirSync(join(this.root, "assets")));
       } catch {
-        // Not built: the caller says so.
+        // Not built: no asset is served.
+        this.built = new Set();
       }
-      this.cache.set(relative, body);
     }
-    return this.cache.get(relative) ?? undefined;
+    return this.built;
+  }
+
+  private read(relative: string): Buffer | undefined {
+    const kept = this.cache.get(relative);
+    if (kept) return kept;
+    try {
+      const body = readFileSync(join(this.root, relative));
+      this.cache.set(relative, body);
+      return body;
+    } catch {
+      // Not built (callers name only the built pages and listed assets, so nothing unbounded is tried twice).
+      return undefined;
+    }
   }
 }

@@ -4,6 +4,7 @@ import type { CompleteResolvers, Resolvers } from "../graphql/schema.js";
 import { nodeRoles, nodeStatusColumn } from "../k8s/node-display.js";
 import type { InventoryService } from "./inventory-service.js";
 import type { NodeFactsFields } from "./node-facts-resolvers.js";
+import type { NodeLifecycleFields } from "../node-lifecycle/node-lifecycle-resolvers.js";
 import { conditionStatus, readyStatus } from "./node-filter.js";
 import { resourcesView, usageView, type PodResourceTotals } from "./resources.js";
 
@@ -39,7 +40,7 @@ function memo<K extends object, V>(compute: (key: K) => V): (key: K) => V {
 
 /** Node fields resolved by the history and maintenance concerns (history-resolvers.ts, maintenance-resolvers.ts). */
 type NodeFieldsOfOtherConcerns = "conditionTransitions" | "maintenanceEvents" | "activeDrain" | "changes"
-  | NodeFactsFields;
+  | NodeFactsFields | NodeLifecycleFields;
 
 /** Query.clusters, Query.nodes, Query.node and the Node, Pod and Cluster fields. */
 export function inventoryResolvers(inventory: InventoryService): Resolvers {

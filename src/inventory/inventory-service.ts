@@ -3,6 +3,7 @@ import type { ClusterCache } from "../cluster/cluster-cache.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { CachedNode, CachedPod } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
+import { globalId } from "../graphql/global-id.js";
 import type { Cluster, QueryNodesArgs } from "../graphql/generated/resolvers-types.js";
 import { compileNodeFilter, readyStatus } from "./node-filter.js";
 import { nodeFilterFacts } from "./heartbeats.js";
@@ -37,6 +38,7 @@ export class InventoryService {
     return this.clusters.all().map((cache) => {
       const status = cache.status();
       return {
+        id: globalId("Cluster", cache.name),
         name: cache.name,
         connected: status.connected,
         synced: status.synced,
@@ -50,6 +52,7 @@ export class InventoryService {
         lastError: status.lastError ?? null,
         metricsAvailable: status.metricsAvailable,
         simulated: this.clusters.isSimulated(cache.name),
+        disconnectedSince: status.disconnectedSince ?? null,
       };
     });
   }
@@ -66,10 +69,10 @@ export class InventoryService {
         const node = cache.node(name);
         if (node && matches(node)) selected.push(node);
       }
-      return paginateNodes(selected, query.orderBy, metrics, query.first, query.after);
+      return paginateNodes(selected, query.orderBy, metrics, query);
     }
     for (const cache of caches) for (const node of cache.allNodes()) if (matches(node)) selected.push(node);
-    return paginateNodes(sortNodes(selected, query.orderBy, metrics), query.orderBy, metrics, query.first, query.after);
+    return paginateNodes(sortNodes(selected, query.orderBy, metrics), query.orderBy, metrics, query);
   }
 
   private nameOrder(caches: readonly ClusterCache[], orderBy: QueryNodesArgs["orderBy"], metrics: NodeOrderMetrics): [ClusterCache, string][] {

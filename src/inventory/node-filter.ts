@@ -7,6 +7,8 @@ import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { ConditionStatus, NodeFilter } from "../graphql/generated/resolvers-types.js";
 import { parseLabelSelector, SelectorParseError } from "../k8s/label-selector.js";
+import { MAX_FILTER_LIST, MAX_FILTER_NAMES, QUOTED_TEXT_LENGTH } from "../k8s/selector-limits.js";
+import { hasEvictionCountdown } from "../node-lifecycle/eviction-outlook.js";
 
 /** A node predicate. */
 export type NodePredicate = (node: CachedNode) => boolean;
@@ -43,6 +45,7 @@ const LEGACY_ROLE_LABEL = "kubernetes.io/role";
  * - `schedulable`: true ↔ not cordoned (spec.unschedulable is not true);
  * - `roles`: the node has ANY of these roles as kubectl shows them (nodeRoles); an empty list
  *   matches no node;
+ * - `evictionCountdown`: the node carries a not-ready or unreachable NoExecute taint;
  * - `condition`: the node's condition of that type currently has that status. A node without
  *   that condition matches nothing, not even UNKNOWN: the contract asks about the condition's
  *   current status, and an absent condition has none.
@@ -50,6 +53,19 @@ const LEGACY_ROLE_LABEL = "kubernetes.io/role";
  * @throws AppError BAD_USER_INPUT for a malformed selector, e.g.
  *   "filter.labelSelector: unable to parse requirement: ... at position 4".
  */
+/** Refuses lists longer than the filter's limits (selector-limits.ts) before anything is built from them. */
+function boundedLists(filter: NodeFilter): void {
+  const tooMany = (field: string, count: number, max: number) => {
+    if (count > max) throw new AppError(ErrorCode.BAD_USER_INPUT, `filter.${field}: ${count} entries; at most ${max} are allowed`, { field: `filter.${field}`, max });
+  };
+  tooMany("names", filter.names?.length ?? 0, MAX_FILTER_NAMES);
+  tooMany("roles", filter.roles?.length ?? 0, MAX_FILTER_LIST);
+  const type = filter.condition?.type;
+  if (type !== undefined && type.length > QUOTED_TEXT_LENGTH) {
+    throw new AppError(ErrorCode.BAD_USER_INPUT, `filter.condition.type: ${type.length} characters; at most ${QUOTED_TEXT_LENGTH} are allowed (a condition type is a qualified name)`);
+  }
+}
+
 /** What a filter needs beside the node itself: whether its Lease is overdue (node-facts-cache.ts). */
 export interface NodeFilterFacts {
   heartbeatStale: NodePredicate;
@@ -61,12 +77,18 @@ export interface NodeFilterFacts {
  */
 export function compileNodeFilter(filter: NodeFilter | null | undefined, facts?: NodeFilterFacts): NodePredicate {
   if (!filter) return () => true;
+  boundedLists(filter);
   const checks: NodePredicate[] = [];
 
   if (filter.staleHeartbeat != null) {
     const wanted = filter.staleHeartbeat;
     const stale = facts?.heartbeatStale ?? (() => false);
     checks.push((node) => stale(node) === wanted);
+  }
+
+  if (filter.evictionCountdown != null) {
+    const wanted = filter.evictionCountdown;
+    checks.push((node) => hasEvictionCountdown(node) === wanted);
   }
 
   if (filter.names != null) {

@@ -5,6 +5,7 @@
 
 import type { CachedNode, NodeUsageSample } from "../cluster/model.js";
 import type { NodeOrderBy, NodeOrderField } from "../graphql/generated/resolvers-types.js";
+import type { ConnectionArgs } from "../graphql/page-size.js";
 import { compareSortKeys, paginate, type OrderSpec, type Page, type SortKey } from "./pagination.js";
 
 /** What ordering needs beyond the node itself. */
@@ -72,14 +73,13 @@ export function sortNodes(
 /**
  * One page of nodes already sorted by {@link sortNodes} with the same `orderBy` and `metrics`:
  * {@link paginate} with this ordering's key and cursor identity filled in.
- * @throws AppError BAD_USER_INPUT for a bad `first` or `after`.
+ * @throws AppError BAD_USER_INPUT for a bad `first`, `last`, `after` or `before`.
  */
 export function paginateNodes(
   sorted: readonly CachedNode[],
   orderBy: NodeOrderBy | null | undefined,
   metrics: NodeOrderMetrics,
-  first: number | null | undefined,
-  after: string | null | undefined,
+  args: ConnectionArgs,
 ): Page<CachedNode> {
-  return paginate(sorted, nodeKeyOf(orderBy, metrics), first, after, resolveNodeOrder(orderBy));
+  return paginate(sorted, nodeKeyOf(orderBy, metrics), args, resolveNodeOrder(orderBy));
 }

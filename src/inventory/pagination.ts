@@ -10,7 +10,7 @@
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { OrderDirection } from "../graphql/generated/resolvers-types.js";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../graphql/opaque-cursor.js";
-import { pageSize } from "../graphql/page-size.js";
+import { pageWindow, type ConnectionArgs } from "../graphql/page-size.js";
 
 /** Which ordering a list is sorted by; a cursor is only valid for the ordering that made it. */
 export interface OrderSpec {
@@ -48,7 +48,7 @@ export function compareSortKeys(a: SortKey, b: SortKey, direction: OrderDirectio
 /** One page of a connection, shaped as the contract's XConnection types. */
 export interface Page<T> {
   edges: { cursor: string; node: T }[];
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
   totalCount: number;
 }
 
@@ -64,13 +64,15 @@ export function encodeCursor(order: OrderSpec, key: SortKey): string {
   return encodeOpaqueCursor(payload);
 }
 
-const NOT_A_CURSOR = "after: not a cursor of this ordering";
+const notACursor = (argument: string) => `${argument}: not a cursor of this ordering`;
 
 /**
  * Decodes a cursor made by {@link encodeCursor} for this same ordering.
+ * @param argument the argument it came in (`after` or `before`), for the error message.
  * @throws AppError BAD_USER_INPUT for garbage, or a cursor of another field or direction.
  */
-export function decodeCursor(cursor: string, order: OrderSpec): SortKey {
+export function decodeCursor(cursor: string, order: OrderSpec, argument = "after"): SortKey {
+  const NOT_A_CURSOR = notACursor(argument);
   const p = decodeOpaqueCursor(cursor, NOT_A_CURSOR) as Partial<CursorPayload> | null;
   if (
     typeof p !== "object" ||
@@ -107,42 +109,43 @@ class Edge<T> {
 }
 
 /**
- * One page of `sorted` (sorted by `order` with {@link compareSortKeys} over `keyOf`): up to `first`
- * items strictly after the `after` cursor. The cursor's position is found by binary search, so a
- * page costs O(log n + first). totalCount is the length of the whole list.
+ * One page of `sorted` (sorted by `order` with {@link compareSortKeys} over `keyOf`), as the
+ * Relay Cursor Connections spec reads its arguments: the items strictly between the `after` and
+ * `before` cursors, then the first `first` of them, or the last `last`. A cursor's position is
+ * found by binary search, so a page costs O(log n + size). totalCount is the length of the whole
+ * list; hasPreviousPage and hasNextPage say whether items lie before and after the page in the
+ * whole list, whichever way it was paged.
  *
  * `order` is passed explicitly (not read off the items) so a cursor of another ordering is refused
  * even when the list is empty.
- * @throws AppError BAD_USER_INPUT for a bad `first` or `after`.
+ * @throws AppError BAD_USER_INPUT for a bad `first`, `last`, `after` or `before`.
  */
-export function paginate<T>(
-  sorted: readonly T[],
-  keyOf: (item: T) => SortKey,
-  first: number | null | undefined,
-  after: string | null | undefined,
-  order: OrderSpec,
-): Page<T> {
-  const size = pageSize(first);
-  let start = 0;
-  if (after != null) {
-    const key = decodeCursor(after, order);
+export function paginate<T>(sorted: readonly T[], keyOf: (item: T) => SortKey, args: ConnectionArgs, order: OrderSpec): Page<T> {
+  const { size, backward } = pageWindow(args);
+  const sample = sorted.length > 0 ? keyOf(sorted[0]!)[0] : null;
+  // Where the items strictly after an `after` cursor begin, or those strictly before a `before` end.
+  const boundary = (cursor: string, argument: string): number => {
+    const key = decodeCursor(cursor, order, argument);
     // A cursor's primary value has the type of this ordering's values (a name is a string, a count
     // a number): one that does not was tampered with, and comparing across types means nothing.
-    const sample = sorted.length > 0 ? keyOf(sorted[0]!)[0] : null;
     if (sample !== null && key[0] !== null && typeof key[0] !== typeof sample) {
-      throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
+      throw new AppError(ErrorCode.BAD_USER_INPUT, notACursor(argument));
     }
-    // First index whose key is strictly greater than the cursor's.
     let lo = 0;
     let hi = sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareSortKeys(keyOf(sorted[mid]!), key, order.direction) <= 0) lo = mid + 1;
+      const c = compareSortKeys(keyOf(sorted[mid]!), key, order.direction);
+      if (c < 0 || (c === 0 && argument === "after")) lo = mid + 1;
       else hi = mid;
     }
-    start = lo;
-  }
-  const end = Math.min(start + size, sorted.length);
+    return lo;
+  };
+  // [low, high): the items strictly after `after` and strictly before `before`.
+  const low = args.after != null ? boundary(args.after, "after") : 0;
+  const high = Math.max(low, args.before != null ? boundary(args.before, "before") : sorted.length);
+  const start = backward ? Math.max(low, high - size) : low;
+  const end = backward ? high : Math.min(high, low + size);
   const edges: { cursor: string; node: T }[] = [];
   for (let i = start; i < end; i++) {
     const node = sorted[i]!;
@@ -150,7 +153,12 @@ export function paginate<T>(
   }
   return {
     edges,
-    pageInfo: { hasNextPage: end < sorted.length, endCursor: edges.length > 0 ? edges[edges.length - 1]!.cursor : null },
+    pageInfo: {
+      hasNextPage: end < sorted.length,
+      hasPreviousPage: start > 0,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
     totalCount: sorted.length,
   };
 }

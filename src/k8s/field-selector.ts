@@ -5,6 +5,7 @@
  */
 
 import { SelectorParseError } from "./label-selector.js";
+import { cut, SELECTOR_LIMITS, selectorTooLarge } from "./selector-limits.js";
 
 /** One term of a field selector; "==" is read as "=". */
 export interface FieldRequirement {
@@ -103,10 +104,15 @@ class ParsedFieldSelector implements FieldSelector {
  * @throws SelectorParseError pointing at the term or character at fault.
  */
 export function parseFieldSelector(text: string): FieldSelector {
+  const tooLarge = selectorTooLarge(text);
+  if (tooLarge) throw new SelectorParseError(tooLarge, -1);
   // apimachinery sorts the raw terms before parsing; this keeps the same order and first error.
   const terms = splitTerms(text)
     .filter((t) => t.text !== "")
     .sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+  if (terms.length > SELECTOR_LIMITS.maxRequirements) {
+    throw new SelectorParseError(`${terms.length} terms; at most ${SELECTOR_LIMITS.maxRequirements} are allowed`, -1);
+  }
   const requirements: FieldRequirement[] = [];
   for (const term of terms) {
     let split: { at: number; op: (typeof TERM_OPERATORS)[number] } | undefined;
@@ -119,7 +125,7 @@ export function parseFieldSelector(text: string): FieldSelector {
       }
     }
     if (split === undefined) {
-      throw new SelectorParseError(`invalid selector: '${text}'; can't understand '${term.text}'`, term.start);
+      throw new SelectorParseError(`invalid selector: '${cut(text)}'; can't understand '${cut(term.text)}'`, term.start);
     }
     const valueStart = split.at + split.op.length;
     requirements.push({

@@ -5,6 +5,7 @@
  */
 
 import { labelKeyErrors, labelValueErrors } from "./label-validation.js";
+import { cut, quoted, SELECTOR_LIMITS, selectorTooLarge } from "./selector-limits.js";
 
 /**
  * Requirement operators. "==" is read as "=" (apimachinery treats them alike
@@ -45,7 +46,7 @@ export class SelectorParseError extends Error {
 }
 
 function invalid(path: string, value: string, detail: string): string {
-  return `${path}: Invalid value: ${JSON.stringify(value)}: ${detail}`;
+  return `${path}: Invalid value: ${quoted(value)}: ${detail}`;
 }
 
 function aggregate(errs: string[]): string {
@@ -340,22 +341,25 @@ class Parser {
       switch (t.tok) {
         case Tok.Identifier:
         case Tok.DoesNotExist: {
+          if (requirements.length === SELECTOR_LIMITS.maxRequirements) {
+            throw new SelectorParseError(`more than ${SELECTOR_LIMITS.maxRequirements} requirements; at most ${SELECTOR_LIMITS.maxRequirements} are allowed`, t.pos);
+          }
           requirements.push(this.parseRequirement());
           const next = this.consume(true);
           if (next.tok === Tok.EndOfString) return requirements;
           if (next.tok === Tok.Comma) {
             const after = this.lookahead(true);
             if (after.tok !== Tok.Identifier && after.tok !== Tok.DoesNotExist) {
-              throw new SelectorParseError(`found '${after.lit}', expected: identifier after ','`, after.pos);
+              throw new SelectorParseError(`found '${cut(after.lit)}', expected: identifier after ','`, after.pos);
             }
             break;
           }
-          throw new SelectorParseError(`found '${next.lit}', expected: ',' or 'end of string'`, next.pos);
+          throw new SelectorParseError(`found '${cut(next.lit)}', expected: ',' or 'end of string'`, next.pos);
         }
         case Tok.EndOfString:
           return requirements;
         default:
-          throw new SelectorParseError(`found '${t.lit}', expected: !, identifier, or 'end of string'`, t.pos);
+          throw new SelectorParseError(`found '${cut(t.lit)}', expected: !, identifier, or 'end of string'`, t.pos);
       }
     }
   }
@@ -389,7 +393,7 @@ class Parser {
       operator = "!";
       t = this.consume(true);
     }
-    if (t.tok !== Tok.Identifier) throw requirementError(`found '${t.lit}', expected: identifier`, t.pos);
+    if (t.tok !== Tok.Identifier) throw requirementError(`found '${cut(t.lit)}', expected: identifier`, t.pos);
     const problems = labelKeyErrors(t.lit);
     if (problems.length > 0) throw requirementError(invalid("<nil>", t.lit, problems.join("; ")), t.pos);
     const next = this.lookahead(true).tok;
@@ -414,14 +418,14 @@ class Parser {
       case Tok.LessThan:
         return "lt";
       default:
-        throw requirementError(`found '${t.lit}', expected: ${BINARY_OPERATORS}`, t.pos);
+        throw requirementError(`found '${cut(t.lit)}', expected: ${BINARY_OPERATORS}`, t.pos);
     }
   }
 
   private parseValues(): ValueAt[] {
     const open = this.consume(true);
     // Go's message really lacks the comma here.
-    if (open.tok !== Tok.OpenPar) throw requirementError(`found '${open.lit}' expected: '('`, open.pos);
+    if (open.tok !== Tok.OpenPar) throw requirementError(`found '${cut(open.lit)}' expected: '('`, open.pos);
     const t = this.lookahead(true);
     switch (t.tok) {
       case Tok.Identifier:
@@ -434,7 +438,7 @@ class Parser {
         this.consume(true);
         return [{ value: "", position: t.pos }];
       default:
-        throw requirementError(`found '${t.lit}', expected: ',', ')' or identifier`, t.pos);
+        throw requirementError(`found '${cut(t.lit)}', expected: ',', ')' or identifier`, t.pos);
     }
   }
 
@@ -444,11 +448,14 @@ class Parser {
       const t = this.consume(true);
       switch (t.tok) {
         case Tok.Identifier: {
+          if (values.length >= SELECTOR_LIMITS.maxValues) {
+            throw requirementError(`more than ${SELECTOR_LIMITS.maxValues} values in one list; at most ${SELECTOR_LIMITS.maxValues} are allowed`, t.pos);
+          }
           values.push({ value: t.lit, position: t.pos });
           const next = this.lookahead(true);
           if (next.tok === Tok.Comma) continue;
           if (next.tok === Tok.ClosedPar) return values;
-          throw requirementError(`found '${next.lit}', expected: ',' or ')'`, next.pos);
+          throw requirementError(`found '${cut(next.lit)}', expected: ',' or ')'`, next.pos);
         }
         case Tok.Comma: {
           // Empty entries ("(,a)", "(a,)", "(a,,b)") stand for the empty value.
@@ -465,7 +472,7 @@ class Parser {
           continue;
         }
         default:
-          throw requirementError(`found '${t.lit}', expected: ',', or identifier`, t.pos);
+          throw requirementError(`found '${cut(t.lit)}', expected: ',', or identifier`, t.pos);
       }
     }
   }
@@ -475,7 +482,7 @@ class Parser {
     if (t.tok === Tok.EndOfString || t.tok === Tok.Comma) return { value: "", position: t.pos };
     this.consume(true);
     if (t.tok === Tok.Identifier) return { value: t.lit, position: t.pos };
-    throw requirementError(`found '${t.lit}', expected: identifier`, t.pos);
+    throw requirementError(`found '${cut(t.lit)}', expected: identifier`, t.pos);
   }
 }
 
@@ -489,10 +496,14 @@ function requirementError(reason: string, position: number): SelectorParseError 
 
 /**
  * Parses label selector text ("app=web,tier in (a,b),!canary,gen>3") with the
- * grammar and validation of labels.Parse. The empty string matches everything.
+ * grammar and validation of labels.Parse, within {@link SELECTOR_LIMITS}. The empty string
+ * matches everything.
  * @throws SelectorParseError with the position of the offending token.
  */
 export function parseLabelSelector(text: string): LabelSelector {
+  // Refused before it is read: the limits of ./selector-limits.ts.
+  const tooLarge = selectorTooLarge(text);
+  if (tooLarge) throw new SelectorParseError(tooLarge, -1);
   return new CompiledLabelSelector(new Parser(lex(text)).parse());
 }
 

@@ -1,7 +1,13 @@
 import { pino, type Logger } from "pino";
 import pretty from "pino-pretty";
-import type { LogFormat, LogLevel } from "../config/config.js";
 import { redactUrlsIn } from "./redact-url.js";
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `json`: one JSON object a line (pino); `pretty`: coloured lines for a person at a terminal. */
+export const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export type { Logger };
 

@@ -210,18 +210,15 @@ export class DrainStore {
     return rows.map((row) => String(row.id));
   }
 
-  /**
-   * Operations matching `where`, newest first (startedAt desc, then id desc), at most `take`,
-   * strictly after `after` in that order: the read behind Query.drainOperations.
-   */
-  async list(where: Prisma.DrainOperationWhereInput, take: number, after: { startedAt: Date; id: string } | null): Promise<DrainOperation[]> {
-    const position: Prisma.DrainOperationWhereInput = after
-      ? { startedAt: { lte: after.startedAt }, OR: [{ startedAt: { lt: after.startedAt } }, { id: { lt: after.id } }] }
-      : {};
-    const rows = await this.guarded(() =>
-      this.database.prisma.drainOperation.findMany({ where: { AND: [where, position] }, orderBy: [{ startedAt: "desc" }, { id: "desc" }], take }),
-    );
+  /** The operations of one page of Query.drainOperations, as history-connection.ts reads a page. */
+  async page(page: { where: Prisma.DrainOperationWhereInput; orderBy: Prisma.DrainOperationOrderByWithRelationInput[]; take: number }): Promise<DrainOperation[]> {
+    const rows = await this.guarded(() => this.database.prisma.drainOperation.findMany(page));
     return rows.map(fromRow);
+  }
+
+  /** How many operations `where` selects. */
+  count(where: Prisma.DrainOperationWhereInput): Promise<number> {
+    return this.guarded(() => this.database.prisma.drainOperation.count({ where }));
   }
 
   /** A caller's request that loses the database gets UNAVAILABLE, never the driver's words; any other failure stays itself (INTERNAL_SERVER_ERROR, logged). */

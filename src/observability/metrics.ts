@@ -7,6 +7,7 @@ import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import type { Database } from "../db/database.js";
 import type { HistoryRecorder } from "../history/history-recorder.js";
 import type { DrainOperation } from "../maintenance/drain-operation.js";
+import { SHIPPED_OPERATIONS } from "./operation-names.js";
 
 /** What the gauges read at scrape time: the app's own state, so hot paths carry no hooks. */
 export interface MetricSources {
@@ -16,9 +17,10 @@ export interface MetricSources {
   subscriptions(): number;
 }
 
-/** Distinct operation names kept as label values; later ones count as "other" (names come from callers). */
-const MAX_OPERATION_NAMES = 200;
-const MAX_NAME_LENGTH = 100;
+/** The `operation` label of an operation without a name. */
+const ANONYMOUS = "anonymous";
+/** The `operation` label of every name not on the allow-list. */
+const OTHER = "other";
 /** Drains remembered as counted, so a final state published twice counts once. */
 const COUNTED_DRAINS = 1_000;
 
@@ -31,7 +33,8 @@ const COUNTED_DRAINS = 1_000;
 export class ServiceMetrics {
   readonly registry = new Registry();
   private sources: MetricSources | undefined;
-  private readonly operationNames = new Set<string>();
+  /** The names counted as themselves: the shipped UI's and CLI's, and those the operator listed. */
+  private readonly operationNames: ReadonlySet<string>;
   private readonly countedDrains = new Set<string>();
   private readonly operations: Counter<"operation" | "type" | "code">;
   private readonly operationSeconds: Histogram;
@@ -39,7 +42,8 @@ export class ServiceMetrics {
   private readonly drainSeconds: Histogram;
   private readonly databaseErrors: Counter;
 
-  constructor() {
+  constructor(operationNames: readonly string[] = []) {
+    this.operationNames = new Set([...SHIPPED_OPERATIONS, ...operationNames]);
     // Process and Node.js defaults keep their standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes …).
     collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
@@ -132,13 +136,9 @@ export class ServiceMetrics {
     this.sources = sources;
   }
 
-  /** One GraphQL operation answered, over HTTP or WebSocket. */
+  /** One GraphQL operation answered, over HTTP or WebSocket; its name is a label only if allowed ({@link SHIPPED_OPERATIONS}, `--metrics-operations`). */
   operation(name: string | null | undefined, type: string | undefined, errors: readonly GraphQLFormattedError[] | undefined, seconds: number | undefined): void {
-    let label = (name || "anonymous").slice(0, MAX_NAME_LENGTH);
-    if (!this.operationNames.has(label)) {
-      if (this.operationNames.size >= MAX_OPERATION_NAMES) label = "other";
-      else this.operationNames.add(label);
-    }
+    const label = !name ? ANONYMOUS : this.operationNames.has(name) ? name : OTHER;
     const code = errors?.length ? String(errors[0]!.extensions?.code ?? "INTERNAL_SERVER_ERROR") : "OK";
     this.operations.inc({ operation: label, type: type ?? "unknown", code });
     // A subscription's time is its life, not an answer's: it would swamp the histogram.

@@ -22,6 +22,8 @@ export interface HistoryNotice {
   unschedulable?: boolean;
   /** The node was deleted. */
   deleted?: boolean;
+  /** A not-ready or unreachable NoExecute taint came or went: an eviction countdown started or ended. */
+  evictionCountdown?: boolean;
   /** The id of a drain operation whose state changed. */
   drain?: string;
   /** The replica that published a drain notice, so it can skip its own. */

@@ -1,5 +1,5 @@
 /**
- * The availability report's read of the history database: four statements however many nodes
+ * The availability report's read of the history database: five statements however many nodes
  * there are, in one REPEATABLE READ transaction so that a node recorded meanwhile cannot show
  * up with its state but without its rows.
  *
@@ -23,7 +23,7 @@ import {
   type AvailabilityRequest,
   type NodeHistory,
 } from "./availability-report.js";
-import type { RecordedNode, TimelineEvent } from "./availability-timeline.js";
+import { mergedSpans, type RecordedNode, type Spans, type TimelineEvent } from "./availability-timeline.js";
 
 interface TransitionsRow {
   cluster: string;
@@ -57,6 +57,12 @@ interface MaintenanceRow {
   at: Date;
 }
 
+interface CoverageRow {
+  cluster: string;
+  started_at: Date;
+  ended_at: Date;
+}
+
 const DRAIN_ENDS = Prisma.sql`('DRAIN_SUCCEEDED', 'DRAIN_FAILED', 'DRAIN_CANCELLED')`;
 
 /** Computes Query.availabilityReport from recorded history. */
@@ -78,23 +84,23 @@ export class AvailabilityQueries {
    */
   async report(args: QueryAvailabilityReportArgs): Promise<AvailabilityReport> {
     const request = availabilityRequest(args);
-    let histories: NodeHistory[];
+    let read: Awaited<ReturnType<AvailabilityQueries["histories"]>>;
     try {
-      histories = await this.histories(request);
+      read = await this.histories(request);
     } catch (error) {
       throw callerDatabaseError(error, "the history database cannot be reached", this.logger);
     }
-    return buildAvailabilityReport(request, histories, this.now());
+    return buildAvailabilityReport(request, read.histories, this.now(), read.watched);
   }
 
   /** Every node that may have been observed in the period, with the rows its figures need. */
-  private async histories({ cluster, from, to }: AvailabilityRequest): Promise<NodeHistory[]> {
+  private async histories({ cluster, from, to }: AvailabilityRequest): Promise<{ histories: NodeHistory[]; watched: Map<string, Spans> }> {
     const inCluster = (column: string) => (cluster === null ? Prisma.sql`TRUE` : Prisma.sql`${Prisma.raw(column)} = ${cluster}`);
     // The nodes of the report: every one not deleted before the period (a name deleted and
     // created again has the state of its latest object).
     const nodes = Prisma.sql`SELECT cluster, name FROM node_state WHERE ${inCluster("cluster")} AND (deleted_at IS NULL OR deleted_at > ${from})`;
     const p = this.database.prisma;
-    const [nodeRows, transitions, lifetimes, maintenance] = await p.$transaction(
+    const [nodeRows, transitions, lifetimes, maintenance, coverage] = await p.$transaction(
       [
         p.$queryRaw<RecordedNode[]>`
           SELECT cluster, name, uid, labels, conditions->>'Ready' AS ready, unschedulable
@@ -170,6 +176,10 @@ export class AvailabilityQueries {
               SELECT d.operation_id FROM maintenance_event d
               WHERE d.kind = 'DRAIN_STARTED' AND d.at < ${to} AND ${inCluster("d.cluster")}
                 AND NOT EXISTS (SELECT 1 FROM maintenance_event e WHERE e.operation_id = d.operation_id AND e.kind IN ${DRAIN_ENDS} AND e.at < ${from}))))`,
+        // When each cluster was recorded: outside these stretches nothing was observed.
+        p.$queryRaw<CoverageRow[]>`
+          SELECT cluster, started_at, ended_at FROM recording_coverage
+          WHERE ${inCluster("cluster")} AND ended_at > ${from} AND started_at < ${to}`,
       ],
       { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 120_000, maxWait: 10_000 },
     );
@@ -203,6 +213,13 @@ export class AvailabilityQueries {
       if (row.kind === "CORDONED" || row.kind === "UNCORDONED") add(row, { kind: row.kind, at, seq });
       else if (row.operation !== null) add(row, { kind: row.kind === "DRAIN_STARTED" ? "DRAIN_STARTED" : "DRAIN_ENDED", at, operation: row.operation, seq });
     }
-    return [...byNode.values()];
+    const stretches = new Map<string, [number, number][]>();
+    for (const row of coverage) {
+      let list = stretches.get(row.cluster);
+      if (!list) stretches.set(row.cluster, (list = []));
+      list.push([row.started_at.getTime(), row.ended_at.getTime()]);
+    }
+    const watched = new Map<string, Spans>([...stretches].map(([name, spans]) => [name, mergedSpans(spans)]));
+    return { histories: [...byNode.values()], watched };
   }
 }

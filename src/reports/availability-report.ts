@@ -7,7 +7,7 @@
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { AvailabilityGroup, AvailabilityReport, NodeAvailability, QueryAvailabilityReportArgs } from "../graphql/generated/resolvers-types.js";
 import { compareKeys, dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
-import { nodeFigures, type NodeFigures, type RecordedNode, type TimelineEvent } from "./availability-timeline.js";
+import { nodeFigures, type NodeFigures, type RecordedNode, type Spans, type TimelineEvent } from "./availability-timeline.js";
 
 export type { AvailabilityGroup, AvailabilityReport, NodeAvailability } from "../graphql/generated/resolvers-types.js";
 
@@ -57,6 +57,7 @@ export function availabilityRequest(args: QueryAvailabilityReportArgs): Availabi
 class Totals {
   nodeCount = 0;
   observedMs = 0;
+  unobservedMs = 0;
   readyMs = 0;
   notReadyMs = 0;
   unknownMs = 0;
@@ -72,6 +73,7 @@ class Totals {
     this.nodeCount++;
     this.reboots += reboots;
     this.observedMs += f.observedMs;
+    this.unobservedMs += f.unobservedMs;
     this.readyMs += f.readyMs;
     this.notReadyMs += f.notReadyMs;
     this.unknownMs += f.unknownMs;
@@ -84,13 +86,31 @@ class Totals {
   }
 }
 
+/** Decimals the API gives availability to: a millionth, a ten-thousandth of a percent. */
+export const AVAILABILITY_DIGITS = 6;
+
+/**
+ * `ready / observed` to {@link AVAILABILITY_DIGITS} decimals, but never rounded up to 1 while
+ * some observed time was not Ready, nor down to 0 while some was: a one-second outage in a
+ * year still reads below 100%. Null when nothing was observed.
+ */
+export function availabilityOf(readyMs: number, observedMs: number): number | null {
+  if (!(observedMs > 0)) return null;
+  const scale = 10 ** AVAILABILITY_DIGITS;
+  const rounded = Math.round((readyMs / observedMs) * scale) / scale;
+  if (readyMs < observedMs && rounded >= 1) return (scale - 1) / scale;
+  if (readyMs > 0 && rounded <= 0) return 1 / scale;
+  return rounded;
+}
+
 function figuresOf(t: Totals | NodeFigures): AvailabilityFigures {
   return {
     observedSeconds: t.observedMs / 1000,
+    unobservedSeconds: t.unobservedMs / 1000,
     readySeconds: t.readyMs / 1000,
     notReadySeconds: t.notReadyMs / 1000,
     unknownSeconds: t.unknownMs / 1000,
-    availability: t.observedMs > 0 ? t.readyMs / t.observedMs : null,
+    availability: availabilityOf(t.readyMs, t.observedMs),
     outages: t.outages,
     longestOutageSeconds: t.longestOutageMs / 1000,
     // Over all ended outages, not a mean of the nodes' means: a node with ten outages weighs ten.
@@ -104,9 +124,10 @@ function figuresOf(t: Totals | NodeFigures): AvailabilityFigures {
 /**
  * The report over [from, min(to, now)): a node is listed when it was observed for some of it.
  * `histories` may hold rows outside the period; see availability-timeline.ts for the rules.
+ * `watched` is each cluster's recorded coverage; a cluster without any was never watched.
  */
-export function buildAvailabilityReport(request: AvailabilityRequest, histories: readonly NodeHistory[], now: Date): AvailabilityReport {
-  const period = {
+export function buildAvailabilityReport(request: AvailabilityRequest, histories: readonly NodeHistory[], now: Date, watched: ReadonlyMap<string, Spans>): AvailabilityReport {
+  const base = {
     from: request.from.getTime(),
     end: Math.min(request.to.getTime(), now.getTime()),
     flapThresholdMs: request.flapThresholdSeconds * 1000,
@@ -115,7 +136,7 @@ export function buildAvailabilityReport(request: AvailabilityRequest, histories:
   const groups = new Map<string, { key: ReportKey[]; totals: Totals }>();
   const total = new Totals();
   for (const { node, events, reboots } of histories) {
-    const figures = nodeFigures(node, events, period);
+    const figures = nodeFigures(node, events, { ...base, watched: watched.get(node.cluster) ?? [] });
     if (figures.observedMs <= 0) continue;
     const { key, id } = groupKey(request.groupings, node.cluster, node.labels);
     nodes.push({ cluster: node.cluster, node: node.name, key, ...figuresOf(figures), reboots, deleted: figures.deleted });

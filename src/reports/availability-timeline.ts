@@ -13,7 +13,12 @@
  *   loaded transition it is that transition's `from`; a null `from` (the condition first seen)
  *   means nothing is known before it. A lifetime with no Ready transition at all has the
  *   recorded current status (node_state) when it is the node's latest lifetime, else none.
- * - *Observed* time is time alive with a known Ready status. Every figure lies within it.
+ * - *Watched* time is when a replica of this installation recorded the node's cluster
+ *   (recording_coverage): before the installation first watched it, in a gap of the recording,
+ *   or while the cluster was disconnected longer than a watch reconnect explains, nothing is
+ *   known. The period's time outside it is *unobserved*, whatever the rows say about it.
+ * - *Observed* time is watched time alive with a known Ready status. Every figure lies within
+ *   it: a node first seen cordoned counts as in maintenance only from when it was watched.
  * - An *outage* is a maximal observed span with Ready not True (False and Unknown split its
  *   seconds, not the outage). It counts when it overlaps [from, end); one of length 0 (False
  *   and back to True within one recorded second) counts when it lies in (from, end].
@@ -47,16 +52,53 @@ export type TimelineEvent =
   | { kind: "CORDONED" | "UNCORDONED"; at: number; seq: number }
   | { kind: "DRAIN_STARTED" | "DRAIN_ENDED"; at: number; operation: string; seq: number };
 
-/** The period: [from, end) where end is the earlier of `to` and now; flaps are ended outages shorter than the threshold. */
+/** Half-open spans [start, end) in epoch milliseconds, sorted and not overlapping. */
+export type Spans = readonly (readonly [number, number])[];
+
+/**
+ * The period: [from, end) where end is the earlier of `to` and now; flaps are ended outages
+ * shorter than the threshold; `watched` is when the node's cluster was recorded.
+ */
 export interface TimelinePeriod {
   from: number;
   end: number;
   flapThresholdMs: number;
+  watched: Spans;
+}
+
+/** Milliseconds of [a, b) that `spans` cover. */
+export function coveredMs(spans: Spans, a: number, b: number): number {
+  let total = 0;
+  for (const [start, end] of spans) {
+    if (start >= b) break;
+    const length = Math.min(end, b) - Math.max(start, a);
+    if (length > 0) total += length;
+  }
+  return total;
+}
+
+/** Whether the instant `t` lies in one of `spans` or ends one (a recovery seen as a span closed). */
+function covers(spans: Spans, t: number): boolean {
+  return spans.some(([start, end]) => start <= t && t <= end);
+}
+
+/** `spans` sorted and merged where they overlap or touch. */
+export function mergedSpans(spans: Iterable<readonly [number, number]>): [number, number][] {
+  const sorted = [...spans].filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  const merged: [number, number][] = [];
+  for (const [a, b] of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else merged.push([a, b]);
+  }
+  return merged;
 }
 
 /** A node's figures, in milliseconds; the report turns them into seconds. */
 export interface NodeFigures {
   observedMs: number;
+  /** Time of the period outside `watched`: nobody observed it. */
+  unobservedMs: number;
   readyMs: number;
   notReadyMs: number;
   unknownMs: number;
@@ -143,10 +185,11 @@ function lifetimeStart(node: RecordedNode, events: readonly TimelineEvent[], sta
 
 /** Replays one node's events over the period. `events` need not be sorted. */
 export function nodeFigures(node: RecordedNode, events: readonly TimelineEvent[], period: TimelinePeriod): NodeFigures {
-  const { from, end, flapThresholdMs } = period;
+  const { from, end, flapThresholdMs, watched } = period;
   const sorted = [...events].sort(byTime);
   const figures: NodeFigures = {
     observedMs: 0,
+    unobservedMs: end > from ? end - from - coveredMs(watched, from, end) : 0,
     readyMs: 0,
     notReadyMs: 0,
     unknownMs: 0,
@@ -172,8 +215,8 @@ export function nodeFigures(node: RecordedNode, events: readonly TimelineEvent[]
   const account = (t: number) => {
     const a = Math.max(cursor, from);
     const b = Math.min(t, end);
-    if (b > a && alive && status !== null) {
-      const length = b - a;
+    const length = b > a && alive && status !== null ? coveredMs(watched, a, b) : 0;
+    if (length > 0) {
       figures.observedMs += length;
       if (status === "True") figures.readyMs += length;
       else if (status === "False") figures.notReadyMs += length;
@@ -186,9 +229,9 @@ export function nodeFigures(node: RecordedNode, events: readonly TimelineEvent[]
     if (outageStart === undefined) return;
     const start = outageStart;
     outageStart = undefined;
-    const overlap = Math.min(stop, end) - Math.max(start, from);
+    const overlap = coveredMs(watched, Math.max(start, from), Math.min(stop, end));
     // A zero-length outage is a recovery within one recorded second: real only when it recovered.
-    const counts = start === stop ? recovered && from < stop && stop <= end : overlap > 0;
+    const counts = start === stop ? recovered && from < stop && stop <= end && covers(watched, stop) : overlap > 0;
     if (!counts) return;
     figures.outages++;
     figures.longestOutageMs = Math.max(figures.longestOutageMs, Math.max(0, overlap));

@@ -23,6 +23,7 @@ import { Scheduler, type NodeResources } from "./controllers/scheduler.js";
 import { KubeletPodWorkers } from "./controllers/kubelet-pods.js";
 import { Kubelets, type AddNodeOptions } from "./controllers/kubelet.js";
 import { NodeLifecycleController } from "./controllers/node-lifecycle.js";
+import { TaintEvictionController } from "./controllers/taint-eviction.js";
 import { DisruptionController } from "./controllers/disruption.js";
 import { ChurnController } from "./controllers/churn.js";
 import { EventTtl } from "./controllers/event-ttl.js";
@@ -70,12 +71,15 @@ export class SimCluster implements ClusterContext {
   private readonly podWorkers = new KubeletPodWorkers(this);
   private readonly kubelets = new Kubelets(this);
   private readonly nodeLifecycle = new NodeLifecycleController(this, this.kubelets.stopped);
+  private readonly taintEviction = new TaintEvictionController(this);
   readonly disruption = new DisruptionController(this);
   private readonly churner: ChurnController;
 
   private readonly eventTtl = new EventTtl(this);
   /** What metrics.k8s.io serves for each node (see ../metrics.ts). */
   readonly nodeUsage = new NodeUsageScrapes(this);
+  /** Told of each pod the eviction subresource let go (the ground truth log listens). */
+  readonly evictionListeners = new Set<(pod: KObject) => void>();
   /** The Event each repeatable node event was recorded as (see nodeEvent). */
   private readonly eventKeys = new Map<string, string>();
 
@@ -95,7 +99,7 @@ export class SimCluster implements ClusterContext {
     this.store.addIndex(R.replicasets, "owner", (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
     // Every controller notes its work from each change; the garbage collector
     // goes last because it writes (cascading deletes) inside the event.
-    const informers = [this.scheduler, this.podWorkers, this.kubelets, this.nodeLifecycle, this.podGc, this.deployments, this.replicaSets, this.daemonSets, this.disruption, this.eventTtl, this.nodeUsage, this.garbageCollector];
+    const informers = [this.scheduler, this.podWorkers, this.kubelets, this.nodeLifecycle, this.taintEviction, this.podGc, this.deployments, this.replicaSets, this.daemonSets, this.disruption, this.eventTtl, this.nodeUsage, this.garbageCollector];
     this.store.subscribe((e: StoreEvent) => {
       for (const c of informers) c.observe(e);
     });
@@ -235,6 +239,7 @@ export class SimCluster implements ClusterContext {
       this.disruption.sync();
       this.kubelets.postStatus(now, this.churn > 0);
       this.nodeLifecycle.markUnreachable(now);
+      this.taintEviction.sync(now);
       this.churner.sync(now, this.churn);
       this.eventTtl.expire(now);
       this.nodeUsage.refresh(now);

@@ -11,6 +11,7 @@
  *   sim.adminToken             // the kubeconfig user's bearer token (cluster-admin)
  *   sim.createToken(ns, sa)    // a ServiceAccount token, as the TokenRequest API mints it
  *   sim.dropConnections()      // kill every open watch and keep-alive socket
+ *   await sim.restart({ resourceVersionsBack }) // the apiserver goes and comes back
  *   sim.stats()                // request counts by "verb resource[/sub]"; sim.requestLog()
  *   await sim.stop()           // idempotent; closes every watch
  *
@@ -29,6 +30,7 @@ import { selfSignedCertificate } from "./tls.js";
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from "./apiserver/bootstrap-policy.js";
 import { ServiceAccountController } from "./controllers/service-account.js";
 import { NamespaceController } from "./controllers/namespace.js";
+import { GroundTruthLog } from "./ground-truth.js";
 
 export { SimCluster, R } from "./cluster.js";
 export type { RequestRecord } from "./apiserver/api-server.js";
@@ -73,6 +75,15 @@ export interface SimulatorOptions {
    * true). false answers like a server with the WatchList feature gate off: 422.
    */
   watchList?: boolean;
+  /** Append every node change, eviction and restart to this JSON-lines file (./ground-truth.ts; default off). */
+  groundTruthFile?: string;
+}
+
+export interface RestartOptions {
+  /** Wall ms the apiserver stays down (default 0). */
+  downMs?: number;
+  /** Come back with every object's resourceVersion counted again from 1 (an etcd restored from a backup). */
+  resourceVersionsBack?: boolean;
 }
 
 /** A running simulator. */
@@ -94,6 +105,8 @@ export interface Simulator {
   stats(): Record<string, number>;
   /** The most recent requests, oldest first. */
   requestLog(): readonly RequestRecord[];
+  /** Stop serving, as an apiserver restarting, and serve the same state again on the same port. */
+  restart(options?: RestartOptions): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -140,8 +153,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const port = typeof addr === "object" && addr ? addr.port : 0;
   const url = `${tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${port}`;
   router.serverAddress = `${host}:${port}`;
-  const ticker = setInterval(() => cluster.tick(), TICK_MS);
+  let ticker = setInterval(() => cluster.tick(), TICK_MS);
   ticker.unref();
+  const groundTruth = options.groundTruthFile ? new GroundTruthLog(options.groundTruthFile, name, () => cluster.clock.now()) : undefined;
+  if (groundTruth) {
+    // The generated nodes first, as if each had just been created.
+    for (const e of cluster.store.list(R.nodes)) groundTruth.observe({ type: "ADDED", resource: R.nodes, rv: e.rv, entry: e });
+    cluster.store.subscribe((e) => groundTruth.observe(e));
+    cluster.evictionListeners.add((pod) => groundTruth.evicted(pod));
+  }
   let stopping: Promise<void> | undefined;
   const caData = tls ? Buffer.from(tls.cert).toString("base64") : undefined;
   const dropConnections = () => {
@@ -164,11 +184,27 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     dropConnections,
     stats: () => Object.fromEntries(router.counts),
     requestLog: () => router.log,
+    async restart(restartOptions = {}) {
+      clearInterval(ticker);
+      router.closeWatches();
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (restartOptions.downMs) await new Promise((r) => setTimeout(r, restartOptions.downMs));
+      if (restartOptions.resourceVersionsBack) cluster.store.renumber();
+      groundTruth?.restarted(cluster.store.resourceVersion, Boolean(restartOptions.resourceVersionsBack));
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => resolve());
+      });
+      ticker = setInterval(() => cluster.tick(), TICK_MS);
+      ticker.unref();
+    },
     stop() {
       stopping ??= (async () => {
         clearInterval(ticker);
         server.close();
         router.dispose();
+        groundTruth?.close();
         for (const s of sockets) s.destroy();
         await new Promise<void>((resolve) => (server.listening ? server.once("close", () => resolve()) : resolve()));
       })();

@@ -2,7 +2,7 @@
  * `node-inventory sim`: run a standalone simulator until SIGINT/SIGTERM.
  *
  *   node-inventory sim --port 0 --nodes 50 --seed 1 --kubeconfig-out FILE
- *                      [--name sim] [--churn RATE] [--host H] [--clock-speed X] [--tls] [--rbac]
+ *                      [--name sim] [--churn RATE] [--host H] [--clock-speed X] [--tls] [--rbac] [--ground-truth FILE]
  */
 import { parseArgs } from "node:util";
 import { startSimulator } from "./index.js";
@@ -22,6 +22,8 @@ Options:
   --churn RATE          churn scenarios per simulated minute (default 0: still)
   --clock-speed X       simulated seconds per wall second (default 1)
   --tls                 serve HTTPS with a self-signed certificate
+  --ground-truth FILE   append every node change, eviction and restart to FILE
+                        (JSON lines) for a checker to compare with history
   --rbac                enforce bearer-token authentication (401) and RBAC
                         authorization (403) as a real apiserver does; the
                         kubeconfig's user is an administrator (cluster-admin);
@@ -57,6 +59,7 @@ export async function runSimCommand(argv: string[], io: { out?: (s: string) => v
         "clock-speed": { type: "string" },
         tls: { type: "boolean" },
         rbac: { type: "boolean" },
+        "ground-truth": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -82,6 +85,7 @@ export async function runSimCommand(argv: string[], io: { out?: (s: string) => v
       clockSpeed: int(values["clock-speed"] as string | undefined, "--clock-speed", 1),
       tls: Boolean(values.tls),
       rbac: Boolean(values.rbac),
+      ...(values["ground-truth"] ? { groundTruthFile: values["ground-truth"] as string } : {}),
     };
     sim = await startSimulator(opts);
     if (values["kubeconfig-out"]) await sim.writeKubeconfig(values["kubeconfig-out"] as string);

@@ -339,6 +339,22 @@ export class ObjectStore {
     return this.table(resource).eventsAfter(rv);
   }
 
+  /**
+   * Stamp every object again with resourceVersions counted from 1, as after an etcd restored
+   * or replaced under a running apiserver: clients' versions are now ahead of the server's.
+   */
+  renumber(): void {
+    this.rv = 0;
+    for (const t of this.tables.values()) {
+      for (const [key, prev] of t.byKey) {
+        const rv = ++this.rv;
+        const obj: KObject = { ...prev.obj, metadata: { ...prev.obj.metadata, resourceVersion: String(rv) } };
+        t.byKey.set(key, new Entry(key, obj, Buffer.from(JSON.stringify(obj), "utf8"), rv));
+      }
+    }
+    this.compactAll();
+  }
+
   /** Forget history so far: watches must start from now on (used after bulk generation). */
   compactAll(): void {
     for (const t of this.tables.values()) {

@@ -26,6 +26,11 @@ export const DEFAULT_TOLERATIONS = [
   { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
 ];
 
+/** DefaultTolerationSeconds admits its tolerations only for taints the pod does not tolerate already. */
+export function withDefaultTolerationSeconds(tolerations: Obj[] | undefined): Obj[] {
+  return DEFAULT_TOLERATIONS.filter((d) => !tolerates(tolerations, { key: d.key, effect: d.effect }));
+}
+
 const TERMINATION_DEFAULTS = { terminationMessagePath: "/dev/termination-log", terminationMessagePolicy: "File", imagePullPolicy: "IfNotPresent" };
 
 /** A container spec with the defaults the apiserver fills in. */
@@ -59,7 +64,7 @@ export function podFromTemplate(
   const spec: Obj = template.spec;
   const apiVolume = `kube-api-access-${rng.suffix(5)}`;
   const mount = { name: apiVolume, readOnly: true, mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" };
-  const tolerations = [...(spec.tolerations ?? []), ...(daemon ? DAEMON_TOLERATIONS : DEFAULT_TOLERATIONS)];
+  const tolerations = [...(spec.tolerations ?? []), ...(daemon ? DAEMON_TOLERATIONS : withDefaultTolerationSeconds(spec.tolerations))];
   const name = opts.name ?? `${owner.metadata.name}-${daemon ? rng.suffix(5) : rng.suffix(5)}`;
   const podSpec: Obj = {
     volumes: [...(spec.volumes ?? []), { name: apiVolume, projected: { sources: API_ACCESS_SOURCES, defaultMode: 420 } }],

@@ -103,7 +103,8 @@ export class SubscriptionHub {
       const node = notice.deleted ? null : (this.clusters.get(notice.cluster)?.node(notice.node) ?? null);
       const unschedulable = notice.unschedulable ?? node?.unschedulable ?? false;
       const statusEvents: NodeStatusEvent[] = transitions.map((transition) => ({ cluster: notice.cluster, name: notice.node, node, transition, unschedulable, at: transition.at }));
-      if (notice.unschedulable !== undefined || (notice.deleted && transitions.length === 0)) {
+      // A countdown that starts or ends with no condition transition beside it is news of its own.
+      if (notice.unschedulable !== undefined || (transitions.length === 0 && (notice.deleted || notice.evictionCountdown))) {
         statusEvents.push({ cluster: notice.cluster, name: notice.node, node, transition: null, unschedulable, at: new Date(notice.at) });
       }
       for (const event of statusEvents) await fanOut(this.statusListeners, event);

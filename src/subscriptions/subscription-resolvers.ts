@@ -7,6 +7,14 @@ import { compileNodeFilter } from "../inventory/node-filter.js";
 import { nodeFilterFacts, type CachesByName } from "../inventory/heartbeats.js";
 import { BoundedQueue } from "./bounded-queue.js";
 import type { NodeStatusEvent, SubscriptionHub } from "./subscription-hub.js";
+import type { ClusterStatusFeed } from "./cluster-status-feed.js";
+import type { Cluster } from "../graphql/generated/resolvers-types.js";
+
+/** Where clusterStatusChanged reads from: the feed of changes and each cluster as Query.clusters has it. */
+export interface ClusterStatusSource {
+  feed: ClusterStatusFeed;
+  view(cluster: string): Cluster | undefined;
+}
 
 /** Events one subscription may have undelivered before its connection is closed. */
 export const SUBSCRIBER_QUEUE = 1_000;
@@ -31,10 +39,15 @@ function stream<T>(context: RequestContext, capacity: number, listen: (push: (ev
 }
 
 /**
- * Subscription.nodeStatusChanged and Subscription.maintenanceEvents. A cluster not among
- * `clusters` is NOT_FOUND at subscribe time, never a stream that waits forever.
+ * Subscription.nodeStatusChanged, Subscription.maintenanceEvents and Subscription.clusterStatusChanged.
+ * A cluster not among `clusters` is NOT_FOUND at subscribe time, never a stream that waits forever.
  */
-export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIBER_QUEUE, clusters?: { names(): string[] } & Partial<CachesByName>): Resolvers {
+export function subscriptionResolvers(
+  hub: SubscriptionHub,
+  queueSize = SUBSCRIBER_QUEUE,
+  clusters?: { names(): string[] } & Partial<CachesByName>,
+  clusterStatus?: ClusterStatusSource,
+): Resolvers {
   const known = (cluster: string | null | undefined) => clusters && assertConfiguredCluster(clusters, cluster);
   return {
     Subscription: {
@@ -67,6 +80,20 @@ export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIB
           );
         },
         resolve: (event: MaintenanceEventView) => event,
+      },
+      clusterStatusChanged: {
+        subscribe: (_root, args, context) => {
+          known(args.cluster);
+          if (!clusterStatus) throw new Error("clusterStatusChanged is not wired");
+          return stream<Cluster>(context, queueSize, (push) =>
+            clusterStatus.feed.onChange((name) => {
+              if (args.cluster != null && name !== args.cluster) return;
+              const view = clusterStatus.view(name);
+              if (view) push(view);
+            }),
+          );
+        },
+        resolve: (cluster: Cluster) => cluster,
       },
     },
   };

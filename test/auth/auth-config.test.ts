@@ -64,6 +64,7 @@ describe("authentication settings", () => {
       maxSubscriptionsPerCaller: 6,
       maxInFlightPerCaller: 2,
       maxInFlight: 9,
+      maxSubscriptionEventCost: 10_000,
     });
     assert.equal(loadConfig([], { IMPERSONATE_CALLERS: "false" }).auth.impersonate, false);
   });

@@ -169,7 +169,13 @@ describe("OIDC callers (JWTs from a local issuer)", () => {
     assert.equal((await attempt("opaque-token-with-no-dots-123456")).status, 401);
   });
 
-  test("no JWT appears in the logs", () => {
-    assert.doesNotMatch(JSON.stringify(logs.lines), /eyJ[\w-]+\.eyJ/);
+  test("no JWT appears in the logs, accepted or refused", async () => {
+    const accepted = await issuer.sign(claims());
+    const refused = await issuer.sign({ ...claims(), aud: "another-service" });
+    assert.equal((await attempt(accepted)).status, 200);
+    assert.match((await attempt(refused)).reason ?? "", /claim "aud"/, "the refusal is logged");
+    const all = JSON.stringify(logs.lines);
+    for (const token of [accepted, refused]) assert.equal(all.includes(token.split(".")[1]!), false);
+    assert.doesNotMatch(all, /eyJ[\w-]+\.eyJ/);
   });
 });

@@ -30,6 +30,8 @@ describe("measuring an operation's depth and cost", () => {
       { depth: 5, cost: 1 + 2 + 2 + 20 },
     ],
     ["scalar lists cost nothing", '{ node(name: "a") { roles } }', undefined, { depth: 2, cost: 1 }],
+    ["a connection's last applies as first does", "{ nodes(last: 4000) { edges { node { name } } } }", undefined, { depth: 4, cost: 1 + 4000 + 4000 }],
+    ["a history connection's totalCount costs its count", "{ nodeChanges(first: 5) { totalCount } }", undefined, { depth: 2, cost: 1 + 1_000 }],
   ];
   for (const [what, query, variables, expected] of cases) {
     test(what, () => {

@@ -65,7 +65,7 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
     const selected = (await cli(["nodes", "-l", "node-role.kubernetes.io/control-plane", "-o", "json"])).stdout;
     assert.deepEqual(JSON.parse(selected).map((n: any) => n.name), sim.sim.cluster.nodeNames().filter((n) => n.startsWith("control-plane")));
     const csv = (await cli(["nodes", "--cluster", "sim", "-o", "csv"])).stdout.split("\r\n");
-    assert.equal(csv[0], "cluster,name,status,roles,age,version,internal-ip,external-ip,os-image,kernel-version,container-runtime,cpu_percent,memory_percent");
+    assert.equal(csv[0], "cluster,name,status,roles,age,version,internal-ip,external-ip,os-image,kernel-version,container-runtime,cpu_percent,memory_percent,stale_since");
     assert.equal(csv.filter(Boolean).length, sim.sim.cluster.nodeNames().length + 1);
 
     const none = await cli(["nodes", "-l", "no-such-label"]);

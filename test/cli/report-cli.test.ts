@@ -54,12 +54,12 @@ describe("node-inventory report availability", () => {
     assert.deepEqual(
       table.map((line) => line.trim().split(/\s{2,}/)),
       [
-        ["ZONE", "NODES", "OBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"],
+        ["ZONE", "NODES", "OBSERVED", "UNOBSERVED", "AVAILABILITY", "READY", "NOT READY", "UNKNOWN", "OUTAGES", "LONGEST", "MTTR", "FLAPS", "MAINTENANCE", "REBOOTS"],
         // 1590 min observed, 1508 Ready; outages 120 and 2 minutes ended, MTTR 61 min.
-        ["a", "3", "1d02h", "94.843%", "1d01h", "12m00s", "1h10m", "4", "50m00s", "1h01m", "1", "2h40m", "2"],
-        ["b", "2", "18h20m", "99.727%", "18h17m", "3m00s", "0s", "1", "3m00s", "3m00s", "1", "9h10m", "1"],
+        ["a", "3", "1d02h", "0s", "94.84%", "1d01h", "12m00s", "1h10m", "4", "50m00s", "1h01m", "1", "2h40m", "2"],
+        ["b", "2", "18h20m", "0s", "99.72%", "18h17m", "3m00s", "0s", "1", "3m00s", "3m00s", "1", "9h10m", "1"],
         // MTTR (120 + 2 + 3) / 3 min = 41m40s.
-        ["TOTAL", "5", "1d20h", "96.840%", "1d19h", "15m00s", "1h10m", "5", "50m00s", "41m40s", "2", "11h50m", "3"],
+        ["TOTAL", "5", "1d20h", "0s", "96.84%", "1d19h", "15m00s", "1h10m", "5", "50m00s", "41m40s", "2", "11h50m", "3"],
       ],
     );
     assert.equal(new Set(table.map((line) => line.length)).size, 1, "columns aligned");
@@ -69,19 +69,19 @@ describe("node-inventory report availability", () => {
   test("CSV with a row per node, straight from the database without a service", async () => {
     const { code, stdout, stderr } = await runCli(["report", "availability", "--cluster", "prod", "--group-by", "zone", "--nodes", "--format", "csv", ...PERIOD], { DATABASE_URL: databaseUrl });
     assert.equal(code, 0, stderr);
-    const ratio = (ready: number, observed: number) => String(ready / observed);
+    const ratio = (ready: number, observed: number) => String(Math.round((ready / observed) * 1e6) / 1e6);
     assert.equal(
       stdout,
       [
-        "kind,ZONE,cluster,node,deleted,node_count,observed_seconds,ready_seconds,not_ready_seconds,unknown_seconds,availability,outages,longest_outage_seconds,mttr_seconds,flaps,maintenance_seconds,reboots",
-        `group,a,,,,3,${min(1590)},${min(1508)},${min(12)},${min(70)},${ratio(1508, 1590)},4,${min(50)},${min(61)},1,${min(160)},2`,
-        `group,b,,,,2,${min(1100)},${min(1097)},${min(3)},0,${ratio(1097, 1100)},1,${min(3)},${min(3)},1,${min(550)},1`,
-        `total,,,,,5,${min(2690)},${min(2605)},${min(15)},${min(70)},${ratio(2605, 2690)},5,${min(50)},${min(125 / 3)},2,${min(710)},3`,
-        `node,a,prod,a,false,,${min(600)},${min(568)},${min(12)},${min(20)},${ratio(568, 600)},3,${min(20)},${min(61)},1,${min(100)},2`,
-        `node,a,prod,b,true,,${min(450)},${min(400)},0,${min(50)},${ratio(400, 450)},1,${min(50)},,0,${min(60)},0`,
-        `node,b,prod,c,false,,${min(500)},${min(497)},${min(3)},0,${ratio(497, 500)},1,${min(3)},${min(3)},1,${min(500)},1`,
-        `node,a,prod,f,false,,${min(540)},${min(540)},0,0,1,0,0,,0,0,0`,
-        `node,b,prod,g,false,,${min(600)},${min(600)},0,0,1,0,0,,0,${min(50)},0`,
+        "kind,ZONE,cluster,node,deleted,node_count,observed_seconds,unobserved_seconds,ready_seconds,not_ready_seconds,unknown_seconds,availability,outages,longest_outage_seconds,mttr_seconds,flaps,maintenance_seconds,reboots",
+        `group,a,,,,3,${min(1590)},0,${min(1508)},${min(12)},${min(70)},${ratio(1508, 1590)},4,${min(50)},${min(61)},1,${min(160)},2`,
+        `group,b,,,,2,${min(1100)},0,${min(1097)},${min(3)},0,${ratio(1097, 1100)},1,${min(3)},${min(3)},1,${min(550)},1`,
+        `total,,,,,5,${min(2690)},0,${min(2605)},${min(15)},${min(70)},${ratio(2605, 2690)},5,${min(50)},${min(125 / 3)},2,${min(710)},3`,
+        `node,a,prod,a,false,,${min(600)},0,${min(568)},${min(12)},${min(20)},${ratio(568, 600)},3,${min(20)},${min(61)},1,${min(100)},2`,
+        `node,a,prod,b,true,,${min(450)},0,${min(400)},0,${min(50)},${ratio(400, 450)},1,${min(50)},,0,${min(60)},0`,
+        `node,b,prod,c,false,,${min(500)},0,${min(497)},${min(3)},0,${ratio(497, 500)},1,${min(3)},${min(3)},1,${min(500)},1`,
+        `node,a,prod,f,false,,${min(540)},0,${min(540)},0,0,1,0,0,,0,0,0`,
+        `node,b,prod,g,false,,${min(600)},0,${min(600)},0,0,1,0,0,,0,${min(50)},0`,
         "",
       ].join("\r\n"),
     );

@@ -4,7 +4,8 @@ import { parse, validate } from "graphql";
 import { ConfigError } from "../../src/config/config.js";
 import { buildSchema } from "../../src/graphql/schema.js";
 import { parseDuration, parseGroupBy, parsePodShape, planReport, REPORT_OPERATIONS } from "../../src/cli/report-command.js";
-import { capacityCsv, capacityTable, formatDuration, formatPercent, toCsv, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import { availabilityOf } from "../../src/reports/availability-report.js";
+import { capacityCsv, capacityTable, formatAvailability, formatDuration, formatPercent, toCsv, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
 
 const NOW = new Date("2026-11-29T12:00:00.000Z");
 
@@ -129,6 +130,30 @@ describe("report output", () => {
     assert.equal(formatPercent(1, 3), "100.000%");
     assert.equal(formatPercent(0.5), "50.0%");
     assert.equal(formatPercent(null), "-");
+  });
+
+  const availabilities: [number | null, string][] = [
+    [null, "-"],
+    [1, "100%"],
+    [0, "0%"],
+    [0.948427, "94.84%"],
+    // Truncated, never rounded up: 99.996% of a year is still a 21-minute outage.
+    [0.99996, "99.9960%"],
+    [0.9997, "99.97%"],
+    [0.999999, "99.9999%"],
+    [0.9999999, "99.9999%"],
+    [0.0000001, "0.01%"],
+  ];
+  for (const [ratio, text] of availabilities) test(`availability ${ratio} reads ${text}`, () => assert.equal(formatAvailability(ratio), text));
+
+  test("the API's availability: six decimals, never 1 with an outage nor 0 with any Ready time", () => {
+    const YEAR = 365 * 86_400_000;
+    assert.equal(availabilityOf(1508, 1590), 0.948428);
+    assert.equal(availabilityOf(YEAR - 1_000, YEAR), 0.999999, "a second's outage in a year");
+    assert.equal(availabilityOf(YEAR, YEAR), 1);
+    assert.equal(availabilityOf(1_000, YEAR), 0.000001);
+    assert.equal(availabilityOf(0, YEAR), 0);
+    assert.equal(availabilityOf(0, 0), null);
   });
 
   test("CSV follows RFC 4180: CRLF, quoting fields with commas, quotes or line breaks", () => {

@@ -19,6 +19,7 @@ interface PodSpecCase {
   initContainers?: object[];
   overhead?: Record<string, string>;
   resources?: Res;
+  tolerations?: unknown[];
 }
 const podWith = (spec: PodSpecCase) => ({
   apiVersion: "v1",
@@ -219,8 +220,30 @@ describe("stripPod keeps what the model has", () => {
       requests: { cpu: 100 },
       limits: { memory: 209715200 },
       creationTimestamp: "2026-01-02T03:04:05Z",
+      noExecuteTolerations: {},
     });
   });
+
+  // The taint eviction controller's reading of a pod's tolerations of the countdown taints.
+  const tolerationCases: [string, unknown[], Record<string, number>][] = [
+    ["no tolerations: neither taint is tolerated", [], {}],
+    [
+      "DefaultTolerationSeconds' pair",
+      [
+        { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
+        { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
+      ],
+      { "node.kubernetes.io/not-ready": 300, "node.kubernetes.io/unreachable": 300 },
+    ],
+    ["a DaemonSet pod's: no limit", [{ key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute" }], { "node.kubernetes.io/not-ready": -1 }],
+    ["operator Exists without a key tolerates everything forever", [{ operator: "Exists" }], { "node.kubernetes.io/not-ready": -1, "node.kubernetes.io/unreachable": -1 }],
+    ["a NoSchedule toleration does not count", [{ key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoSchedule", tolerationSeconds: 5 }], {}],
+    ["the first matching toleration is used; a negative time is zero", [{ key: "node.kubernetes.io/unreachable", effect: "NoExecute", tolerationSeconds: -4 }, { operator: "Exists" }], { "node.kubernetes.io/not-ready": -1, "node.kubernetes.io/unreachable": 0 }],
+    ["Equal needs the taint's empty value", [{ key: "node.kubernetes.io/not-ready", operator: "Equal", value: "x", effect: "NoExecute" }], {}],
+  ];
+  for (const [name, tolerations, expected] of tolerationCases) {
+    test(`noExecuteTolerations: ${name}`, () => assert.deepEqual({ ...stripPod("c1", podWith({ containers: [c({})], tolerations })).noExecuteTolerations }, expected));
+  }
 
   test("a bare pod: no owner, not a DaemonSet pod, not mirrored, no emptyDir", () => {
     const pod = stripPod("c1", podWith({ containers: [c({})] }));
@@ -312,7 +335,7 @@ describe("stripNode keeps what the model has", () => {
       labels: { "node-role.kubernetes.io/worker": "", "topology.kubernetes.io/zone": "eu-west-1a" },
       annotations: { "node.alpha.kubernetes.io/ttl": "0" },
       taints: [
-        { key: "node.kubernetes.io/unschedulable", effect: "NoSchedule" },
+        { key: "node.kubernetes.io/unschedulable", effect: "NoSchedule", timeAdded: "2026-01-01T00:00:00Z" },
         { key: "dedicated", value: "gpu", effect: "NoExecute" },
       ],
       unschedulable: true,

@@ -21,7 +21,7 @@ import { bearer, tokensFile, TOKENS } from "../auth/support.js";
 const OWNERSHIP_SDL = parse(`
   extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
   type Node @key(fields: "id") { id: ID! owner: Team }
-  type Team { name: String! nodes: [Node!]! }
+  type Team { name: String! nodes: [Node]! }
   type Query { teams: [Team!]! }
 `);
 
@@ -47,7 +47,8 @@ describe("node-inventory in a federated supergraph", () => {
         typeDefs: OWNERSHIP_SDL,
         resolvers: {
           Node: { owner: ({ id }: { id: string }) => ({ name: teamOf(id) }), __resolveReference: (ref: { id: string }) => ref },
-          Team: { nodes: ({ name }: { name: string }) => nodeIds.filter((id) => teamOf(id) === name).map((id) => ({ id })) },
+          // The storage team also names a node that no longer exists.
+          Team: { nodes: ({ name }: { name: string }) => [...nodeIds.filter((id) => teamOf(id) === name), ...(name === "storage" ? ["sim/deleted-node"] : [])].map((id) => ({ id })) },
           Query: { teams: () => [{ name: "storage" }, { name: "compute" }] },
         },
       }]),
@@ -108,12 +109,31 @@ describe("node-inventory in a federated supergraph", () => {
     const answer = await throughGateway("{ teams { name nodes { id name cluster allocatable { cpuMillicores } } } }");
     assert.equal(answer.errors, undefined);
     const storage = answer.data.teams.find((t: any) => t.name === "storage");
-    assert.deepEqual(storage.nodes.map((n: any) => n.id), nodeIds.slice(0, 2));
-    for (const node of storage.nodes) {
+    // The deleted node is null in its place: the nullable list keeps the rest of the answer.
+    assert.equal(storage.nodes.length, 3);
+    assert.equal(storage.nodes[2], null);
+    assert.deepEqual(storage.nodes.slice(0, 2).map((n: any) => n.id), nodeIds.slice(0, 2));
+    for (const node of storage.nodes.slice(0, 2)) {
       const direct = (await graphql(url, `query($n: String!) { node(name: $n) { allocatable { cpuMillicores } } }`, { n: node.name }, bearer(TOKENS.viewer))).body.data.node;
       assert.deepEqual(node.allocatable, direct.allocatable);
       assert.equal(node.cluster, "sim");
     }
+  });
+
+  test("it composes with a subgraph that has its own (Relay) PageInfo and KeyValue", () => {
+    const tags = parse(`
+      extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@shareable"])
+      type PageInfo @shareable { hasNextPage: Boolean! hasPreviousPage: Boolean! startCursor: String endCursor: String }
+      type KeyValue @shareable { key: String! value: String! }
+      type TagConnection { edges: [KeyValue!]! pageInfo: PageInfo! }
+      type Query { tags(first: Int, after: String): TagConnection! }
+    `);
+    const composed = composeServices([
+      { name: "inventory", typeDefs: subgraphTypeDefs(), url: "http://inventory.invalid/subgraph" },
+      { name: "tags", typeDefs: tags, url: "http://tags.invalid/graphql" },
+    ]);
+    assert.deepEqual((composed.errors ?? []).map((e) => e.message), []);
+    assert.match(composed.supergraphSdl!, /type PageInfo[^{]*\{[^}]*hasPreviousPage/);
   });
 
   test("the subgraph is authenticated like /graphql; /graphql itself has no federation fields", async () => {

@@ -20,6 +20,7 @@ describe("configuration", () => {
         maxSubscriptionsPerCaller: 1_000,
         maxInFlightPerCaller: 16,
         maxInFlight: 128,
+        maxSubscriptionEventCost: 10_000,
       },
       maintenance: { drainTimeoutSeconds: 600 },
       trends: { intervalSeconds: 60, rawRetentionHours: 48, labelKeys: ["kubernetes.io/arch", "node.kubernetes.io/capacity-type", "karpenter.sh/capacity-type"] },

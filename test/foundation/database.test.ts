@@ -10,6 +10,7 @@ import { MIGRATIONS_DIR, readMigrations } from "../../src/db/migrations.js";
 import { migrate } from "../../src/db/migrator.js";
 import { createLogger } from "../../src/log/logger.js";
 import { BACKENDS, type TestDatabase } from "../support/databases.js";
+import { eventually } from "../support/sim-cluster.js";
 
 const logger = createLogger("silent");
 
@@ -105,12 +106,9 @@ describe("database on PGlite in memory", () => {
         (await db.withConnection((c) => c.query<{ bytes: number }>("SELECT sum(size)::float8 AS bytes FROM pg_ls_waldir()")))[0]!.bytes;
       await db.withConnection((c) => c.exec("CREATE TABLE filler (a text); INSERT INTO filler SELECT repeat('x', 200) FROM generate_series(1, 60000)"));
       assert.ok((await walBytes()) > 12 * 1024 * 1024, "the insert wrote more than 12 MB of WAL");
-      // No event says a checkpoint happened: look until it has, or give up after 10 s (it checks every 2 s).
-      let bytes = await walBytes();
-      for (const deadline = Date.now() + 10_000; bytes > 4 * 1024 * 1024 && Date.now() < deadline; bytes = await walBytes()) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.equal(bytes, 4 * 1024 * 1024);
+      // No event says a checkpoint happened: look until it has (it checks every 2 s).
+      await eventually(async () => (await walBytes()) <= 4 * 1024 * 1024, "the WAL checkpointed", 10_000);
+      assert.equal(await walBytes(), 4 * 1024 * 1024);
     } finally {
       await db.close();
     }

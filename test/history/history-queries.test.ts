@@ -2,13 +2,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "../../src/db/database.js";
 import { AppError } from "../../src/graphql/errors.js";
-import type {
-  ConditionTransitionConnection,
-  MaintenanceEventConnection,
-  MaintenanceEventFilter,
-  TransitionFilter,
-} from "../../src/graphql/generated/resolvers-types.js";
-import { HistoryQueries } from "../../src/history/history-queries.js";
+import type { MaintenanceEventFilter, TransitionFilter } from "../../src/graphql/generated/resolvers-types.js";
+import type { HistoryPage } from "../../src/history/history-connection.js";
+import { HistoryQueries, type ConditionTransitionView, type MaintenanceEventView } from "../../src/history/history-queries.js";
+
+type ConditionTransitionConnection = HistoryPage<ConditionTransitionView>;
+type MaintenanceEventConnection = HistoryPage<MaintenanceEventView>;
 import { BACKENDS } from "../support/databases.js";
 import { at, countingDatabase, migratedDatabase, seed, type StatementCounts } from "./history-fixtures.js";
 
@@ -43,16 +42,16 @@ for (const backend of BACKENDS) {
     after(() => dispose());
 
     test("conditionTransitions are newest first, a shared `at` ordered by the later record first", async () => {
-      const page = await queries.conditionTransitions(null, null, null);
+      const page = await queries.conditionTransitions(null, { first: null, after: null });
       assert.deepEqual(messages(page), ["t8", "t7", "t6", "t5", "t4", "t3", "t2", "t1"]);
       assert.equal(page.pageInfo.hasNextPage, false);
       assert.equal(page.pageInfo.endCursor, page.edges[7]!.cursor);
     });
 
     test("a transition is served in the API's shape", async () => {
-      const page = await queries.conditionTransitions({ cluster: "prod", node: "n1", type: "Ready" }, 3, null);
+      const page = await queries.conditionTransitions({ cluster: "prod", node: "n1", type: "Ready" }, { first: 3, after: null });
       const ids = page.edges.map((e) => e.node.id);
-      for (const id of ids) assert.match(id, /^[0-9]+$/);
+      for (const id of ids) assert.match(Buffer.from(id, "base64url").toString(), /^ConditionTransition:[0-9]+$/);
       assert.deepEqual(
         page.edges.map((e) => e.node),
         [
@@ -79,7 +78,7 @@ for (const backend of BACKENDS) {
     ];
     for (const [name, filter, expected] of transitionFilters) {
       test(`conditionTransitions filtered by ${name}`, async () => {
-        assert.deepEqual(messages(await queries.conditionTransitions(filter, null, null)), expected);
+        assert.deepEqual(messages(await queries.conditionTransitions(filter, { first: null, after: null })), expected);
       });
     }
 
@@ -88,7 +87,7 @@ for (const backend of BACKENDS) {
       let cursor: string | null = null;
       const pages: boolean[] = [];
       for (;;) {
-        const page: ConditionTransitionConnection = await queries.conditionTransitions(null, 3, cursor);
+        const page: ConditionTransitionConnection = await queries.conditionTransitions(null, { first: 3, after: cursor });
         seen.push(...messages(page).map(String));
         pages.push(page.pageInfo.hasNextPage);
         if (!page.pageInfo.hasNextPage) break;
@@ -99,24 +98,67 @@ for (const backend of BACKENDS) {
     });
 
     test("a cursor splitting rows that share `at` continues with the earlier id", async () => {
-      const first = await queries.conditionTransitions(null, 5, null);
+      const first = await queries.conditionTransitions(null, { first: 5, after: null });
       assert.deepEqual(messages(first), ["t8", "t7", "t6", "t5", "t4"]);
-      const next = await queries.conditionTransitions(null, 5, first.pageInfo.endCursor);
+      const next = await queries.conditionTransitions(null, { first: 5, after: first.pageInfo.endCursor });
       assert.deepEqual(messages(next), ["t3", "t2", "t1"]);
     });
 
     test("cursors combine with filters", async () => {
-      const first = await queries.conditionTransitions({ type: "Ready" }, 2, null);
+      const first = await queries.conditionTransitions({ type: "Ready" }, { first: 2, after: null });
       assert.deepEqual(messages(first), ["t8", "t6"]);
-      const next = await queries.conditionTransitions({ type: "Ready" }, 2, first.pageInfo.endCursor);
+      const next = await queries.conditionTransitions({ type: "Ready" }, { first: 2, after: first.pageInfo.endCursor });
       assert.deepEqual(messages(next), ["t5", "t3"]);
     });
 
     test("first: 0 returns no edges and says whether there are any", async () => {
-      const page = await queries.conditionTransitions(null, 0, null);
-      assert.deepEqual(page, { edges: [], pageInfo: { hasNextPage: true, endCursor: null } });
-      const none = await queries.conditionTransitions({ cluster: "nowhere" }, 0, null);
-      assert.deepEqual(none, { edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
+      const page = await queries.conditionTransitions(null, { first: 0, after: null });
+      const empty = { hasPreviousPage: false, startCursor: null, endCursor: null };
+      assert.deepEqual({ ...page, totalCount: await page.totalCount() }, { edges: [], pageInfo: { hasNextPage: true, ...empty }, totalCount: 8 });
+      const none = await queries.conditionTransitions({ cluster: "nowhere" }, { first: 0, after: null });
+      assert.deepEqual({ ...none, totalCount: await none.totalCount() }, { edges: [], pageInfo: { hasNextPage: false, ...empty }, totalCount: 0 });
+    });
+
+    test("paging back with last and before walks every row once, oldest page first", async () => {
+      const seen: string[] = [];
+      const flags: [boolean, boolean][] = [];
+      let before: string | null = null;
+      for (;;) {
+        const page: ConditionTransitionConnection = await queries.conditionTransitions(null, { last: 3, before });
+        seen.unshift(...messages(page).map(String));
+        flags.push([page.pageInfo.hasPreviousPage, page.pageInfo.hasNextPage]);
+        if (!page.pageInfo.hasPreviousPage) break;
+        before = page.pageInfo.startCursor;
+      }
+      assert.deepEqual(seen, ["t8", "t7", "t6", "t5", "t4", "t3", "t2", "t1"]);
+      assert.deepEqual(flags, [[true, false], [true, true], [false, true]]);
+    });
+
+    test("a forward page knows there is one before it; a page back from its start is that page", async () => {
+      const first = await queries.conditionTransitions(null, { first: 3 });
+      const second = await queries.conditionTransitions(null, { first: 3, after: first.pageInfo.endCursor });
+      assert.deepEqual(messages(second), ["t5", "t4", "t3"]);
+      assert.deepEqual([second.pageInfo.hasPreviousPage, second.pageInfo.hasNextPage], [true, true]);
+      assert.equal(second.pageInfo.startCursor, second.edges[0]!.cursor);
+      const back = await queries.conditionTransitions(null, { last: 3, before: second.pageInfo.startCursor });
+      assert.deepEqual(back.edges, first.edges);
+      assert.deepEqual([back.pageInfo.hasPreviousPage, back.pageInfo.hasNextPage], [false, true]);
+      const between = await queries.conditionTransitions(null, { after: first.edges[0]!.cursor, before: second.edges[2]!.cursor });
+      assert.deepEqual(messages(between), ["t7", "t6", "t5", "t4"]);
+      assert.equal(await between.totalCount(), 8);
+    });
+
+    test("ids are unique across types: a transition and an event with the same row id differ", async () => {
+      const transitions = (await queries.conditionTransitions(null, {})).edges.map((e) => e.node.id);
+      const events = (await queries.maintenanceEvents(null, {})).edges.map((e) => e.node.id);
+      const rowIds = (ids: string[]) => ids.map((id) => Buffer.from(id, "base64url").toString().split(":")[1]);
+      assert.ok(rowIds(transitions).some((row) => rowIds(events).includes(row)), "the fixtures share a row id");
+      assert.equal(new Set([...transitions, ...events]).size, transitions.length + events.length);
+    });
+
+    test("first and last together are BAD_USER_INPUT", async () => {
+      await rejectsWith(queries.conditionTransitions(null, { first: 1, last: 1 }), "BAD_USER_INPUT", "first and last: give one of them, not both");
+      await rejectsWith(queries.maintenanceEvents(null, { last: 1, before: "nope!" }), "BAD_USER_INPUT", "before: not a cursor of this list");
     });
 
     test("a transition recorded between two pages does not shift the next page", async () => {
@@ -126,23 +168,23 @@ for (const backend of BACKENDS) {
           data: { cluster: "scratch", node: "s1", type: "Ready", to: i % 2 ? "True" : "False", message: `s${minutes}`, at: at(minutes) },
         });
       }
-      const first = await queries.conditionTransitions(filter, 2, null);
+      const first = await queries.conditionTransitions(filter, { first: 2, after: null });
       assert.deepEqual(messages(first), ["s100", "s90"]);
       // Newer than everything (would push a page with offsets along) and one between the pages.
       await db.prisma.conditionTransition.create({ data: { cluster: "scratch", node: "s1", type: "Ready", to: "True", message: "s200", at: at(200) } });
       await db.prisma.conditionTransition.create({ data: { cluster: "scratch", node: "s2", type: "Ready", to: "True", message: "s85", at: at(85) } });
-      const next = await queries.conditionTransitions(filter, 2, first.pageInfo.endCursor);
+      const next = await queries.conditionTransitions(filter, { first: 2, after: first.pageInfo.endCursor });
       assert.deepEqual(messages(next), ["s85", "s80"]);
-      const last = await queries.conditionTransitions(filter, 2, next.pageInfo.endCursor);
+      const last = await queries.conditionTransitions(filter, { first: 2, after: next.pageInfo.endCursor });
       assert.deepEqual(messages(last), ["s70"]);
       assert.equal(last.pageInfo.hasNextPage, false);
     });
 
     test("maintenanceEvents are newest first and served in the API's shape", async () => {
-      const page = await queries.maintenanceEvents(null, null, null);
+      const page = await queries.maintenanceEvents(null, { first: null, after: null });
       assert.deepEqual(details(page), ["e6", "e5", "e4", "e3", "e2", "e1"]);
       const e3 = page.edges[3]!.node;
-      assert.match(e3.id, /^[0-9]+$/);
+      assert.match(Buffer.from(e3.id, "base64url").toString(), /^MaintenanceEvent:[0-9]+$/);
       assert.deepEqual(e3, {
         id: e3.id,
         cluster: "prod",
@@ -168,7 +210,7 @@ for (const backend of BACKENDS) {
     ];
     for (const [name, filter, expected] of eventFilters) {
       test(`maintenanceEvents filtered by ${name}`, async () => {
-        assert.deepEqual(details(await queries.maintenanceEvents(filter, null, null)), expected);
+        assert.deepEqual(details(await queries.maintenanceEvents(filter, { first: null, after: null })), expected);
       });
     }
 
@@ -176,7 +218,7 @@ for (const backend of BACKENDS) {
       const seen: string[] = [];
       let cursor: string | null = null;
       for (;;) {
-        const page: MaintenanceEventConnection = await queries.maintenanceEvents(null, 4, cursor);
+        const page: MaintenanceEventConnection = await queries.maintenanceEvents(null, { first: 4, after: cursor });
         seen.push(...details(page).map(String));
         if (!page.pageInfo.hasNextPage) break;
         cursor = page.pageInfo.endCursor;
@@ -186,28 +228,28 @@ for (const backend of BACKENDS) {
 
     test("bad arguments are BAD_USER_INPUT naming the argument, before any query", async () => {
       counts.reset();
-      const transitionsCursor = (await queries.conditionTransitions(null, 1, null)).pageInfo.endCursor!;
-      const eventsCursor = (await queries.maintenanceEvents(null, 1, null)).pageInfo.endCursor!;
+      const transitionsCursor = (await queries.conditionTransitions(null, { first: 1, after: null })).pageInfo.endCursor!;
+      const eventsCursor = (await queries.maintenanceEvents(null, { first: 1, after: null })).pageInfo.endCursor!;
       counts.reset();
       const notACursor = "after: not a cursor of this list";
-      await rejectsWith(queries.conditionTransitions(null, null, "garbage!"), "BAD_USER_INPUT", notACursor);
-      await rejectsWith(queries.conditionTransitions(null, null, Buffer.from("{}").toString("base64url")), "BAD_USER_INPUT", notACursor);
+      await rejectsWith(queries.conditionTransitions(null, { first: null, after: "garbage!" }), "BAD_USER_INPUT", notACursor);
+      await rejectsWith(queries.conditionTransitions(null, { first: null, after: Buffer.from("{}").toString("base64url") }), "BAD_USER_INPUT", notACursor);
       await rejectsWith(
-        queries.conditionTransitions(null, null, Buffer.from('{"l":"transitions","a":1,"i":"1; DROP TABLE x"}').toString("base64url")),
+        queries.conditionTransitions(null, { first: null, after: Buffer.from('{"l":"transitions","a":1,"i":"1; DROP TABLE x"}').toString("base64url") }),
         "BAD_USER_INPUT",
         notACursor,
       );
-      await rejectsWith(queries.conditionTransitions(null, null, eventsCursor), "BAD_USER_INPUT", notACursor);
-      await rejectsWith(queries.maintenanceEvents(null, null, transitionsCursor), "BAD_USER_INPUT", notACursor);
-      await rejectsWith(queries.conditionTransitions(null, -1, null), "BAD_USER_INPUT", "first: must be zero or more, got -1");
-      await rejectsWith(queries.maintenanceEvents(null, 5001, null), "BAD_USER_INPUT", "first: must be at most 5000, got 5001");
+      await rejectsWith(queries.conditionTransitions(null, { first: null, after: eventsCursor }), "BAD_USER_INPUT", notACursor);
+      await rejectsWith(queries.maintenanceEvents(null, { first: null, after: transitionsCursor }), "BAD_USER_INPUT", notACursor);
+      await rejectsWith(queries.conditionTransitions(null, { first: -1, after: null }), "BAD_USER_INPUT", "first: must be zero or more, got -1");
+      await rejectsWith(queries.maintenanceEvents(null, { first: 5001, after: null }), "BAD_USER_INPUT", "first: must be at most 5000, got 5001");
       await rejectsWith(
-        queries.conditionTransitions({ since: at(10), until: at(10) }, null, null),
+        queries.conditionTransitions({ since: at(10), until: at(10) }, { first: null, after: null }),
         "BAD_USER_INPUT",
         "filter.since must be before filter.until",
       );
       await rejectsWith(
-        queries.maintenanceEvents({ since: at(11), until: at(10) }, null, null),
+        queries.maintenanceEvents({ since: at(11), until: at(10) }, { first: null, after: null }),
         "BAD_USER_INPUT",
         "filter.since must be before filter.until",
       );
@@ -288,7 +330,7 @@ for (const backend of BACKENDS) {
         detail: "e3",
       });
       // Same id as the connection serves, so a client can match the two.
-      const connection = await queries.maintenanceEvents({ kinds: ["POD_EVICTED"] }, 1, null);
+      const connection = await queries.maintenanceEvents({ kinds: ["POD_EVICTED"] }, { first: 1, after: null });
       assert.equal(connection.edges[0]!.node.id, e3.id);
     });
 
@@ -298,8 +340,8 @@ for (const backend of BACKENDS) {
       await broken.db.close();
       const unavailable = "the history database cannot be reached";
       try {
-        await rejectsWith(brokenQueries.conditionTransitions(null, null, null), "UNAVAILABLE", unavailable);
-        await rejectsWith(brokenQueries.maintenanceEvents({ kinds: ["CORDONED"] }, null, null), "UNAVAILABLE", unavailable);
+        await rejectsWith(brokenQueries.conditionTransitions(null, { first: null, after: null }), "UNAVAILABLE", unavailable);
+        await rejectsWith(brokenQueries.maintenanceEvents({ kinds: ["CORDONED"] }, { first: null, after: null }), "UNAVAILABLE", unavailable);
         await rejectsWith(brokenQueries.transitionsForNodes([{ cluster: "prod", node: "n1", first: 5 }]), "UNAVAILABLE", unavailable);
         await rejectsWith(brokenQueries.eventsForNodes([{ cluster: "prod", node: "n1", first: 5 }]), "UNAVAILABLE", unavailable);
       } finally {

@@ -27,7 +27,7 @@ function inventoryStub(): Resolvers {
     Query: {
       nodes: () => ({
         edges: nodes.map((node) => ({ cursor: node.name, node })),
-        pageInfo: { hasNextPage: false, endCursor: null },
+        pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null },
         totalCount: nodes.length,
       }),
       node: (_root, args) => stubNode(args.cluster ?? "prod", args.name),

@@ -35,7 +35,7 @@ function walk(nodes: CachedNode[], orderBy: NodeOrderBy | undefined, pageSize: n
   let after: string | null = null;
   let pages = 0;
   for (;;) {
-    const page: Page<CachedNode> = paginateNodes(sorted, orderBy, metrics, pageSize, after);
+    const page: Page<CachedNode> = paginateNodes(sorted, orderBy, metrics, { first: pageSize, after: after });
     pages++;
     assert.equal(page.totalCount, nodes.length);
     seen.push(...page.edges.map((e) => e.node));
@@ -84,15 +84,15 @@ describe("paging through 5,000 nodes in pages of 700", () => {
     const keyOf = nodeKeyOf(undefined, metrics);
     const order = resolveNodeOrder(undefined);
     const cursorAt = (i: number) => encodeCursor(order, keyOf(sorted[i]!));
-    const last = paginate(sorted, keyOf, 700, cursorAt(4899), order);
+    const last = paginate(sorted, keyOf, { first: 700, after: cursorAt(4899) }, order);
     assert.equal(last.edges.length, 100);
-    assert.deepEqual(last.pageInfo, { hasNextPage: false, endCursor: last.edges[99]!.cursor });
-    const beyond = paginate(sorted, keyOf, 700, last.pageInfo.endCursor, order);
-    assert.deepEqual(beyond, { edges: [], pageInfo: { hasNextPage: false, endCursor: null }, totalCount: 5000 });
+    assert.deepEqual(last.pageInfo, { hasNextPage: false, hasPreviousPage: true, startCursor: last.edges[0]!.cursor, endCursor: last.edges[99]!.cursor });
+    const beyond = paginate(sorted, keyOf, { first: 700, after: last.pageInfo.endCursor }, order);
+    assert.deepEqual(beyond, { edges: [], pageInfo: { hasNextPage: false, hasPreviousPage: true, startCursor: null, endCursor: null }, totalCount: 5000 });
   });
 
   test("one page of all 5,000 is allowed", () => {
-    const page = paginateNodes(sortNodes(nodes, undefined, metrics), undefined, metrics, MAX_PAGE_SIZE, null);
+    const page = paginateNodes(sortNodes(nodes, undefined, metrics), undefined, metrics, { first: MAX_PAGE_SIZE, after: null });
     assert.equal(page.edges.length, 5000);
     assert.equal(page.pageInfo.hasNextPage, false);
   });
@@ -103,13 +103,13 @@ describe("cursors are stable while nodes come and go", () => {
 
   test("a node inserted mid-paging: after the cursor it appears, before it it does not, nothing repeats", () => {
     let nodes = fleet(2000);
-    const first = paginateNodes(sortNodes(nodes, orderBy, metrics), orderBy, metrics, 700, null);
+    const first = paginateNodes(sortNodes(nodes, orderBy, metrics), orderBy, metrics, { first: 700, after: null });
     const seen = new Set(first.edges.map((e) => e.node.name));
     assert.equal(first.edges.at(-1)!.node.name, "node-0699");
 
     // Between pages: one node lands before the cursor, one after; one unseen node goes away.
     nodes = [...nodes.filter((n) => n.name !== "node-0800"), node("east", "node-0000a"), node("west", "node-0999a")];
-    const second = paginateNodes(sortNodes(nodes, orderBy, metrics), orderBy, metrics, 700, first.pageInfo.endCursor);
+    const second = paginateNodes(sortNodes(nodes, orderBy, metrics), orderBy, metrics, { first: 700, after: first.pageInfo.endCursor });
     const names = second.edges.map((e) => e.node.name);
     assert.equal(names[0], "node-0700");
     assert.ok(!names.includes("node-0000a"), "inserted before the cursor: not on later pages");
@@ -124,19 +124,19 @@ describe("cursors are stable while nodes come and go", () => {
   test("same-named nodes of two clusters: the cursor splits between them", () => {
     const nodes = [node("west", "n1"), node("east", "n1"), node("east", "n0"), node("west", "n2")];
     const sorted = sortNodes(nodes, orderBy, metrics);
-    const page1 = paginateNodes(sorted, orderBy, metrics, 2, null);
+    const page1 = paginateNodes(sorted, orderBy, metrics, { first: 2, after: null });
     assert.deepEqual(page1.edges.map((e) => `${e.node.cluster}/${e.node.name}`), ["east/n0", "east/n1"]);
-    const page2 = paginateNodes(sorted, orderBy, metrics, 2, page1.pageInfo.endCursor);
+    const page2 = paginateNodes(sorted, orderBy, metrics, { first: 2, after: page1.pageInfo.endCursor });
     assert.deepEqual(page2.edges.map((e) => `${e.node.cluster}/${e.node.name}`), ["west/n1", "west/n2"]);
   });
 
   test("the node a cursor points at may itself be deleted: the next page starts right after where it was", () => {
     const nodes = fleet(100);
-    const page1 = paginateNodes(sortNodes(nodes, orderBy, metrics), orderBy, metrics, 10, null);
+    const page1 = paginateNodes(sortNodes(nodes, orderBy, metrics), orderBy, metrics, { first: 10, after: null });
     const lastSeen = page1.edges.at(-1)!.node;
     const without = nodes.filter((n) => n !== lastSeen);
     const sorted = sortNodes(without, orderBy, metrics);
-    const page2 = paginateNodes(sorted, orderBy, metrics, 10, page1.pageInfo.endCursor);
+    const page2 = paginateNodes(sorted, orderBy, metrics, { first: 10, after: page1.pageInfo.endCursor });
     const expectedStart = sortNodes(nodes, orderBy, metrics).indexOf(lastSeen) + 1;
     assert.deepEqual(page2.edges.map((e) => e.node), sortNodes(nodes, orderBy, metrics).slice(expectedStart, expectedStart + 10));
   });
@@ -145,9 +145,9 @@ describe("cursors are stable while nodes come and go", () => {
     const nodes = fleet(50);
     const cpu: NodeOrderBy = { field: "CPU_USAGE" };
     const sorted = sortNodes(nodes, cpu, metrics);
-    const page1 = paginateNodes(sorted, cpu, metrics, 20, null);
+    const page1 = paginateNodes(sorted, cpu, metrics, { first: 20, after: null });
     const key = decodeCursor(page1.pageInfo.endCursor!, resolveNodeOrder(cpu));
-    const page2 = paginateNodes(sorted, cpu, metrics, 100, page1.pageInfo.endCursor);
+    const page2 = paginateNodes(sorted, cpu, metrics, { first: 100, after: page1.pageInfo.endCursor });
     const keyOf = nodeKeyOf(cpu, metrics);
     for (const e of page2.edges) {
       const k = keyOf(e.node);
@@ -168,36 +168,83 @@ describe("cursors are stable while nodes come and go", () => {
   });
 });
 
+describe("paging backwards with last and before, as Relay clients do", () => {
+  const nodes = fleet(50);
+  for (const orderBy of [undefined, { field: "CPU_USAGE", direction: "DESC" }] as (NodeOrderBy | undefined)[]) {
+    test(`${orderBy ? "CPU_USAGE DESC" : "default order"}: from the end to the start, every node once, in order`, () => {
+      const sorted = sortNodes(nodes, orderBy, metrics);
+      const seen: CachedNode[] = [];
+      let before: string | null = null;
+      for (let pages = 0; ; pages++) {
+        const page: Page<CachedNode> = paginateNodes(sorted, orderBy, metrics, { last: 7, before });
+        seen.unshift(...page.edges.map((e) => e.node));
+        assert.equal(page.pageInfo.hasNextPage, before !== null);
+        if (!page.pageInfo.hasPreviousPage) break;
+        before = page.pageInfo.startCursor;
+        assert.ok(pages < 20, "paging does not end");
+      }
+      assert.deepEqual(seen, sorted);
+    });
+  }
+
+  test("a page back from a forward page's start cursor is the page before it", () => {
+    const sorted = sortNodes(nodes, undefined, metrics);
+    const second = paginateNodes(sorted, undefined, metrics, { first: 10, after: paginateNodes(sorted, undefined, metrics, { first: 10 }).pageInfo.endCursor });
+    assert.deepEqual(second.edges.map((e) => e.node), sorted.slice(10, 20));
+    assert.equal(second.pageInfo.hasPreviousPage, true);
+    const back = paginateNodes(sorted, undefined, metrics, { last: 10, before: second.pageInfo.startCursor });
+    assert.deepEqual(back.edges.map((e) => e.node), sorted.slice(0, 10));
+    assert.deepEqual([back.pageInfo.hasPreviousPage, back.pageInfo.hasNextPage], [false, true]);
+  });
+
+  test("after and before together: the nodes between them", () => {
+    const sorted = sortNodes(nodes, undefined, metrics);
+    const cursors = paginateNodes(sorted, undefined, metrics, { first: 50 }).edges.map((e) => e.cursor);
+    const between = paginateNodes(sorted, undefined, metrics, { first: 100, after: cursors[4], before: cursors[9] });
+    assert.deepEqual(between.edges.map((e) => e.node), sorted.slice(5, 9));
+    assert.deepEqual(paginateNodes(sorted, undefined, metrics, { last: 2, after: cursors[4], before: cursors[9] }).edges.map((e) => e.node), sorted.slice(7, 9));
+  });
+
+  test("first and last together are BAD_USER_INPUT", () => {
+    assertBadInput(() => paginateNodes(nodes, undefined, metrics, { first: 1, last: 1 }), "first and last: give one of them, not both");
+  });
+
+  test("a bad before or last names its argument", () => {
+    assertBadInput(() => paginateNodes(nodes, undefined, metrics, { last: 1, before: "!!" }), "before: not a cursor of this ordering");
+    assertBadInput(() => paginateNodes(nodes, undefined, metrics, { last: -1 }), "last: must be zero or more, got -1");
+  });
+});
+
 describe("page size", () => {
   const sorted = sortNodes(fleet(250), undefined, metrics);
   test(`omitted: ${DEFAULT_PAGE_SIZE}`, () => {
-    const page = paginateNodes(sorted, undefined, metrics, undefined, undefined);
+    const page = paginateNodes(sorted, undefined, metrics, { first: undefined, after: undefined });
     assert.equal(page.edges.length, DEFAULT_PAGE_SIZE);
     assert.equal(page.pageInfo.hasNextPage, true);
     assert.equal(page.totalCount, 250);
   });
-  test("null: the default too", () => assert.equal(paginateNodes(sorted, undefined, metrics, null, null).edges.length, 100));
+  test("null: the default too", () => assert.equal(paginateNodes(sorted, undefined, metrics, { first: null, after: null }).edges.length, 100));
   test("0: no edges, but the count and whether there is more", () => {
-    assert.deepEqual(paginateNodes(sorted, undefined, metrics, 0, null), {
+    assert.deepEqual(paginateNodes(sorted, undefined, metrics, { first: 0, after: null }), {
       edges: [],
-      pageInfo: { hasNextPage: true, endCursor: null },
+      pageInfo: { hasNextPage: true, hasPreviousPage: false, startCursor: null, endCursor: null },
       totalCount: 250,
     });
   });
-  test("negative is BAD_USER_INPUT", () => assertBadInput(() => paginateNodes(sorted, undefined, metrics, -1, null), "first: must be zero or more, got -1"));
+  test("negative is BAD_USER_INPUT", () => assertBadInput(() => paginateNodes(sorted, undefined, metrics, { first: -1, after: null }), "first: must be zero or more, got -1"));
   test("above the maximum is BAD_USER_INPUT naming the maximum", () => {
     assert.equal(MAX_PAGE_SIZE, 5000);
-    assertBadInput(() => paginateNodes(sorted, undefined, metrics, 5001, null), "first: must be at most 5000, got 5001");
+    assertBadInput(() => paginateNodes(sorted, undefined, metrics, { first: 5001, after: null }), "first: must be at most 5000, got 5001");
   });
   test("an empty list", () => {
-    assert.deepEqual(paginateNodes([], undefined, metrics, 10, null), { edges: [], pageInfo: { hasNextPage: false, endCursor: null }, totalCount: 0 });
+    assert.deepEqual(paginateNodes([], undefined, metrics, { first: 10, after: null }), { edges: [], pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null }, totalCount: 0 });
   });
 });
 
 describe("bad cursors are BAD_USER_INPUT", () => {
   const nodes = fleet(30);
   const byName = sortNodes(nodes, { field: "NAME" }, metrics);
-  const nameCursor = paginateNodes(byName, { field: "NAME" }, metrics, 5, null).pageInfo.endCursor!;
+  const nameCursor = paginateNodes(byName, { field: "NAME" }, metrics, { first: 5, after: null }).pageInfo.endCursor!;
   const b64 = (s: string) => Buffer.from(s).toString("base64url");
   const NOT = "after: not a cursor of this ordering";
 
@@ -215,11 +262,11 @@ describe("bad cursors are BAD_USER_INPUT", () => {
     ["a cursor of the other direction", { field: "NAME", direction: "DESC" }, nameCursor],
   ];
   for (const [name, orderBy, cursor] of cases) {
-    test(name, () => assertBadInput(() => paginateNodes(sortNodes(nodes, orderBy, metrics), orderBy, metrics, 5, cursor), NOT));
+    test(name, () => assertBadInput(() => paginateNodes(sortNodes(nodes, orderBy, metrics), orderBy, metrics, { first: 5, after: cursor }), NOT));
   }
 
   test("a cursor of another ordering is refused even when no node matches", () => {
-    assertBadInput(() => paginateNodes([], { field: "POD_COUNT" }, metrics, 5, nameCursor), NOT);
+    assertBadInput(() => paginateNodes([], { field: "POD_COUNT" }, metrics, { first: 5, after: nameCursor }), NOT);
   });
 
   test("cursors are opaque base64url and round-trip", () => {

@@ -102,4 +102,22 @@ describe("drainOperations: every drain, newest first, filtered", () => {
     const anonymous = await graphql(url, LIST, {});
     assert.equal(anonymous.body.errors?.[0]?.extensions?.code, "UNAUTHENTICATED");
   });
+
+  test("pages back with last and before, and counts every drain the filter selects", async () => {
+    const BACK = `query($f: DrainOperationFilter, $last: Int, $before: String) {
+      drainOperations(filter: $f, last: $last, before: $before) { totalCount edges { node { id } } pageInfo { hasPreviousPage hasNextPage startCursor endCursor } }
+    }`;
+    const back = async (variables: Record<string, unknown>) => {
+      const r = await graphql(url, BACK, variables, bearer(TOKENS.viewer));
+      assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
+      return r.body.data.drainOperations;
+    };
+    const end = await back({ last: 2 });
+    assert.deepEqual(end.edges.map((e: any) => e.node.id), [ids[1], ids[0]]);
+    assert.deepEqual([end.totalCount, end.pageInfo.hasPreviousPage, end.pageInfo.hasNextPage], [3, true, false]);
+    const start = await back({ last: 2, before: end.pageInfo.startCursor });
+    assert.deepEqual(start.edges.map((e: any) => e.node.id), [ids[2]]);
+    assert.deepEqual([start.pageInfo.hasPreviousPage, start.pageInfo.hasNextPage], [false, true]);
+    assert.equal((await back({ f: { node: nodeA } })).totalCount, 2);
+  });
 });

@@ -30,6 +30,7 @@ function pod(name: string, fields: Partial<CachedPod> = {}): CachedPod {
     requests: {},
     limits: {},
     creationTimestamp: "2026-01-01T00:00:00Z",
+    noExecuteTolerations: {},
     ...fields,
   };
 }

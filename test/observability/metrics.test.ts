@@ -46,7 +46,7 @@ describe("/metrics", () => {
     sim = await startSimWithKubeconfig({ nodes: 6, seed: 7, clockSpeed: 30 });
     tokens = tokensFile();
     ({ app, url } = await startTestApp(
-      { clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, auth: { tokensFile: tokens.path, mutationRateLimit: 0 } },
+      { clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, auth: { tokensFile: tokens.path, mutationRateLimit: 0 }, metricsOperations: ["Broken", "Sneaky", "Watch"] },
       {
         recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 },
         maintenanceTuning: { evictionRetryMs: 300, deletionPollMs: 100, heartbeatMs: 300, staleAfterMs: 1_500 },

@@ -33,6 +33,11 @@ export async function nodeState(
   });
 }
 
+/** A stretch of time a replica recorded `cluster`, [fromMinute, toMinute). */
+export async function coverage(db: Database, cluster: string, fromMinute: number, toMinute: number) {
+  await db.prisma.recordingCoverage.create({ data: { cluster, startedAt: at(fromMinute), endedAt: at(toMinute) } });
+}
+
 async function ready(db: Database, cluster: string, node: string, transitions: [minute: number, from: string | null, to: string][], type = "Ready") {
   for (const [minute, from, to] of transitions) await db.prisma.conditionTransition.create({ data: { cluster, node, type, from, to, at: at(minute) } });
 }
@@ -64,10 +69,14 @@ async function event(db: Database, cluster: string, node: string, kind: string, 
  * prod/g (zone b): no Ready rows before `to` (pruned), recorded NotReady now, but a transition
  *   after `to` says it was Ready until 650; uncordoned at 50 with nothing earlier.
  * dev/a: Ready throughout, in another cluster.
+ * Both clusters were recorded from minute -5000 to 1000, in two stretches that touch.
  * Reboots: prod/a at -10 (before the period), 300 and 590, 600 (at `to`, the next period's);
  *   prod/c at 101; prod/d at -200 (deleted before the period).
  */
 export async function seedHistory(db: Database): Promise<void> {
+  await coverage(db, "prod", -5000, 300);
+  await coverage(db, "prod", 300, 1000);
+  await coverage(db, "dev", -5000, 1000);
   await nodeState(db, "prod", "a", "a1", { zone: "a", ready: "True" });
   await lifetime(db, "prod", "a", "CREATED", "a1", -2000);
   await ready(db, "prod", "a", [[-1000, null, "True"], [-100, "True", "False"], [-30, "False", "Unknown"], [20, "Unknown", "True"], [300, "True", "False"], [302, "False", "True"], [590, "True", "False"], [700, "False", "True"]]);

@@ -6,15 +6,15 @@ import { AvailabilityQueries } from "../../src/reports/availability-queries.js";
 import type { AvailabilityGroup, NodeAvailability } from "../../src/reports/availability-report.js";
 import { at, countingDatabase, migratedDatabase, type StatementCounts } from "../history/history-fixtures.js";
 import { BACKENDS } from "../support/databases.js";
-import { FROM, min, nodeState, seedHistory, TO } from "./availability-fixtures.js";
+import { coverage, FROM, min, nodeState, seedHistory, TO } from "./availability-fixtures.js";
 
 // The history of availability-fixtures.ts; every expected figure is worked out in its comments.
 
 type Figures = Omit<NodeAvailability, "cluster" | "node" | "key" | "availability">;
-const none = { notReadySeconds: 0, unknownSeconds: 0, outages: 0, longestOutageSeconds: 0, mttrSeconds: null, flaps: 0, maintenanceSeconds: 0, reboots: 0, deleted: false };
+const none = { unobservedSeconds: 0, notReadySeconds: 0, unknownSeconds: 0, outages: 0, longestOutageSeconds: 0, mttrSeconds: null, flaps: 0, maintenanceSeconds: 0, reboots: 0, deleted: false };
 
 const EXPECTED: Record<string, Figures> = {
-  a: { observedSeconds: min(600), readySeconds: min(568), notReadySeconds: min(12), unknownSeconds: min(20), outages: 3, longestOutageSeconds: min(20), mttrSeconds: min(61), flaps: 1, maintenanceSeconds: min(100), reboots: 2, deleted: false },
+  a: { observedSeconds: min(600), unobservedSeconds: 0, readySeconds: min(568), notReadySeconds: min(12), unknownSeconds: min(20), outages: 3, longestOutageSeconds: min(20), mttrSeconds: min(61), flaps: 1, maintenanceSeconds: min(100), reboots: 2, deleted: false },
   b: { ...none, observedSeconds: min(450), readySeconds: min(400), unknownSeconds: min(50), outages: 1, longestOutageSeconds: min(50), maintenanceSeconds: min(60), deleted: true },
   c: { ...none, observedSeconds: min(500), readySeconds: min(497), notReadySeconds: min(3), outages: 1, longestOutageSeconds: min(3), mttrSeconds: min(3), flaps: 1, maintenanceSeconds: min(500), reboots: 1 },
   f: { ...none, observedSeconds: min(540), readySeconds: min(540) },
@@ -49,7 +49,7 @@ for (const backend of BACKENDS) {
         ["a", "b", "c", "f", "g"],
       );
       for (const node of report.nodes) assert.deepEqual(figures(node), EXPECTED[node.node], `node ${node.node}`);
-      assert.equal(report.nodes[0]!.availability, 568 / 600);
+      assert.equal(report.nodes[0]!.availability, 0.946667);
     });
 
     test("groups by zone", async () => {
@@ -60,10 +60,11 @@ for (const backend of BACKENDS) {
         key: [{ dimension: "ZONE", value: "a" }],
         nodeCount: 3,
         observedSeconds: min(600 + 450 + 540),
+        unobservedSeconds: 0,
         readySeconds: min(568 + 400 + 540),
         notReadySeconds: min(12),
         unknownSeconds: min(20 + 50),
-        availability: 1508 / 1590,
+        availability: 0.948428,
         outages: 4,
         longestOutageSeconds: min(50),
         mttrSeconds: min(61),
@@ -75,10 +76,11 @@ for (const backend of BACKENDS) {
         key: [{ dimension: "ZONE", value: "b" }],
         nodeCount: 2,
         observedSeconds: min(1100),
+        unobservedSeconds: 0,
         readySeconds: min(1097),
         notReadySeconds: min(3),
         unknownSeconds: 0,
-        availability: 1097 / 1100,
+        availability: 0.997273,
         outages: 1,
         longestOutageSeconds: min(3),
         mttrSeconds: min(3),
@@ -116,15 +118,47 @@ for (const backend of BACKENDS) {
       assert.deepEqual([nodeA(second).outages, nodeA(second).mttrSeconds, nodeA(second).unknownSeconds], [3, min(61), min(10)]);
     });
 
-    test("one report is four SQL statements, however many nodes", async () => {
+    test("a gap in the recording is unobserved: neither available nor an outage", async () => {
+      // gap/a: Ready since minute -100, NotReady 250-260 while nobody recorded (200-300), then
+      // NotReady 400-410 while recorded. A stretch before the period and one after count nothing.
+      await coverage(db, "gap", -3000, -2000);
+      await coverage(db, "gap", -100, 200);
+      await coverage(db, "gap", 300, 2000);
+      await nodeState(db, "gap", "a", "gap-a1");
+      for (const [minute, from, to] of [[-100, null, "True"], [250, "True", "False"], [260, "False", "True"], [400, "True", "False"], [410, "False", "True"]] as const) {
+        await db.prisma.conditionTransition.create({ data: { cluster: "gap", node: "a", type: "Ready", from, to, at: at(minute) } });
+      }
+      const report = await queries.report({ cluster: "gap", from: FROM, to: TO });
+      assert.deepEqual(figures(report.nodes[0]!), {
+        ...none,
+        observedSeconds: min(500),
+        unobservedSeconds: min(100),
+        readySeconds: min(490),
+        notReadySeconds: min(10),
+        outages: 1,
+        longestOutageSeconds: min(10),
+        mttrSeconds: min(10),
+      });
+      assert.deepEqual([report.total.observedSeconds, report.total.unobservedSeconds], [min(500), min(100)]);
+    });
+
+    test("a cluster nobody recorded has no node observed", async () => {
+      await nodeState(db, "unwatched", "a", "unwatched-a1");
+      await db.prisma.conditionTransition.create({ data: { cluster: "unwatched", node: "a", type: "Ready", from: null, to: "True", at: at(-100) } });
+      const report = await queries.report({ cluster: "unwatched", from: FROM, to: TO });
+      assert.deepEqual([report.nodes, report.total.nodeCount], [[], 0]);
+    });
+
+    test("one report is five SQL statements, however many nodes", async () => {
       counts.reset();
       await queries.report({ from: FROM, to: TO, groupBy: [{ by: "ZONE" }] });
-      assert.equal(counts.total(), 4);
+      assert.equal(counts.total(), 5);
+      await coverage(db, "bulk", -10, 1000);
       for (let i = 0; i < 200; i++) await nodeState(db, "bulk", `n${i}`, `bulk-${i}`);
       counts.reset();
       const report = await queries.report({ from: FROM, to: TO });
-      assert.equal(counts.total(), 4);
-      assert.equal(report.nodes.length, 206);
+      assert.equal(counts.total(), 5);
+      assert.equal(report.nodes.length, 207);
     });
 
     test("bad arguments are BAD_USER_INPUT before any query", async () => {

@@ -38,6 +38,8 @@ const HISTORIES: NodeHistory[] = [
 ];
 
 const minutes = (m: number) => m * 60;
+/** The cluster recorded all along. */
+const WATCHED = new Map([["prod", [[-Infinity, Infinity]] as const]]);
 
 function request(args: Partial<QueryAvailabilityReportArgs> = {}) {
   return availabilityRequest({ from: t(0), to: t(100), ...args });
@@ -45,7 +47,7 @@ function request(args: Partial<QueryAvailabilityReportArgs> = {}) {
 
 describe("the availability report", () => {
   test("nodes observed in the period, in cluster and name order, each with its figures", () => {
-    const report = buildAvailabilityReport(request(), [...HISTORIES].reverse(), NOW);
+    const report = buildAvailabilityReport(request(), [...HISTORIES].reverse(), NOW, WATCHED);
     assert.deepEqual(
       report.nodes.map((n) => n.node),
       ["n1", "n2", "n3", "n4"],
@@ -55,6 +57,7 @@ describe("the availability report", () => {
       node: "n1",
       key: [],
       observedSeconds: minutes(100),
+      unobservedSeconds: 0,
       readySeconds: minutes(78),
       notReadySeconds: minutes(2),
       unknownSeconds: minutes(20),
@@ -72,7 +75,7 @@ describe("the availability report", () => {
   });
 
   test("groups sum their nodes; longest is the largest; MTTR is over all the group's ended outages", () => {
-    const report = buildAvailabilityReport(request({ groupBy: [{ by: "ZONE" }] }), HISTORIES, NOW);
+    const report = buildAvailabilityReport(request({ groupBy: [{ by: "ZONE" }] }), HISTORIES, NOW, WATCHED);
     assert.deepEqual(report.groupBy, ["ZONE"]);
     assert.deepEqual(
       report.groups.map((g) => [g.key, g.nodeCount]),
@@ -86,6 +89,7 @@ describe("the availability report", () => {
       key: [{ dimension: "ZONE", value: "a" }],
       nodeCount: 2,
       observedSeconds: minutes(200),
+      unobservedSeconds: 0,
       readySeconds: minutes(170),
       notReadySeconds: minutes(10),
       unknownSeconds: minutes(20),
@@ -103,10 +107,11 @@ describe("the availability report", () => {
       key: [],
       nodeCount: 4,
       observedSeconds: minutes(350),
+      unobservedSeconds: 0,
       readySeconds: minutes(320),
       notReadySeconds: minutes(10),
       unknownSeconds: minutes(20),
-      availability: 320 / 350,
+      availability: 0.914286,
       outages: 3,
       longestOutageSeconds: minutes(20),
       mttrSeconds: minutes(10),
@@ -117,7 +122,7 @@ describe("the availability report", () => {
   });
 
   test("several groupings make one key per node, in the order asked", () => {
-    const report = buildAvailabilityReport(request({ groupBy: [{ by: "LABEL", labelKey: "team" }, { by: "CLUSTER" }, { by: "ZONE" }] }), HISTORIES, NOW);
+    const report = buildAvailabilityReport(request({ groupBy: [{ by: "LABEL", labelKey: "team" }, { by: "CLUSTER" }, { by: "ZONE" }] }), HISTORIES, NOW, WATCHED);
     assert.deepEqual(report.groupBy, ["label:team", "CLUSTER", "ZONE"]);
     assert.deepEqual(report.nodes[2]!.key, [
       { dimension: "label:team", value: "web" },
@@ -127,24 +132,44 @@ describe("the availability report", () => {
     assert.equal(report.groups.length, 3);
   });
 
+  test("a cluster recorded only from minute 60: each node's time before is unobserved, and the groups sum it", () => {
+    const report = buildAvailabilityReport(request(), HISTORIES, NOW, new Map([["prod", [[t(60).getTime(), Infinity]] as const]]));
+    assert.deepEqual(
+      report.nodes.map((n) => [n.node, n.observedSeconds, n.unobservedSeconds, n.readySeconds]),
+      [
+        ["n1", minutes(40), minutes(60), minutes(40)],
+        ["n2", minutes(40), minutes(60), minutes(32)],
+        ["n3", minutes(40), minutes(60), minutes(40)],
+        ["n4", minutes(40), minutes(60), minutes(40)],
+      ],
+    );
+    assert.deepEqual([report.total.observedSeconds, report.total.unobservedSeconds], [minutes(160), minutes(240)]);
+  });
+
+  test("a cluster never recorded has no nodes observed", () => {
+    const report = buildAvailabilityReport(request(), HISTORIES, NOW, new Map());
+    assert.deepEqual([report.nodes, report.total.nodeCount], [[], 0]);
+  });
+
   test("without groupBy there is one group, equal to the total", () => {
-    const report = buildAvailabilityReport(request(), HISTORIES, NOW);
+    const report = buildAvailabilityReport(request(), HISTORIES, NOW, WATCHED);
     assert.deepEqual(report.groups, [report.total]);
   });
 
   test("a `to` after now stops at now, and the report still says the `to` asked for", () => {
-    const report = buildAvailabilityReport(request({ to: t(200) }), HISTORIES, t(100));
+    const report = buildAvailabilityReport(request({ to: t(200) }), HISTORIES, t(100), WATCHED);
     assert.equal(report.to.getTime(), t(200).getTime());
     assert.equal(report.total.observedSeconds, minutes(350));
   });
 
   test("no nodes: empty groups, a total of zeros with null ratios", () => {
-    const report = buildAvailabilityReport(request(), [], NOW);
+    const report = buildAvailabilityReport(request(), [], NOW, WATCHED);
     assert.deepEqual(report.groups, []);
     assert.deepEqual(report.total, {
       key: [],
       nodeCount: 0,
       observedSeconds: 0,
+      unobservedSeconds: 0,
       readySeconds: 0,
       notReadySeconds: 0,
       unknownSeconds: 0,

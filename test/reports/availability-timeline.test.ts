@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { nodeFigures, type NodeFigures, type RecordedNode, type TimelineEvent } from "../../src/reports/availability-timeline.js";
+import { nodeFigures, type NodeFigures, type RecordedNode, type Spans, type TimelineEvent } from "../../src/reports/availability-timeline.js";
 
 // Times are minutes from the start of the period, which runs from minute 0 to minute 100.
 const MINUTE = 60_000;
 const FROM = Date.UTC(2026, 0, 1);
 const t = (minute: number) => FROM + minute * MINUTE;
-const PERIOD = { from: t(0), end: t(100), flapThresholdMs: 5 * MINUTE };
+const ALWAYS: Spans = [[-Infinity, Infinity]];
+const PERIOD = { from: t(0), end: t(100), flapThresholdMs: 5 * MINUTE, watched: ALWAYS };
 
 let seq = 0;
 const ready = (minute: number, from: string | null, to: string): TimelineEvent => ({ kind: "READY", at: t(minute), from, to, seq: ++seq });
@@ -20,6 +21,7 @@ const drained = (minute: number, operation: string): TimelineEvent => ({ kind: "
 /** The expected figures, times in minutes; what is not named is zero (or not deleted). */
 interface Expected {
   observed?: number;
+  unobserved?: number;
   ready?: number;
   notReady?: number;
   unknown?: number;
@@ -35,6 +37,7 @@ interface Expected {
 function inMinutes(f: NodeFigures): Required<Expected> {
   return {
     observed: f.observedMs / MINUTE,
+    unobserved: f.unobservedMs / MINUTE,
     ready: f.readyMs / MINUTE,
     notReady: f.notReadyMs / MINUTE,
     unknown: f.unknownMs / MINUTE,
@@ -51,6 +54,7 @@ function expected(e: Expected): Required<Expected> {
   const ended = e.ended ?? [];
   return {
     observed: e.observed ?? 0,
+    unobserved: e.unobserved ?? 0,
     ready: e.ready ?? 0,
     notReady: e.notReady ?? 0,
     unknown: e.unknown ?? 0,
@@ -288,6 +292,38 @@ const CASES: Case[] = [
     name: "maintenance while NotReady counts as both",
     events: [READY_BEFORE, cordoned(10), ready(20, "True", "False"), ready(40, "False", "True"), uncordoned(50)],
     expect: { observed: 100, ready: 80, notReady: 20, outages: 1, longest: 20, ended: [20], maintenance: 40 },
+  },
+  // Watched time: what no replica recorded is unobserved, whatever the rows say of it.
+  {
+    name: "a fresh installation watching from minute 70: Ready since long before, observed only since then",
+    events: [ready(-5000, null, "True")],
+    period: { watched: [[t(70), Infinity]] },
+    expect: { observed: 30, ready: 30, unobserved: 70 },
+  },
+  {
+    name: "first seen cordoned (no cordon event): in maintenance only from when it was watched",
+    events: [created(-5000), ready(-5000, null, "True")],
+    node: { unschedulable: true },
+    period: { watched: [[t(90), Infinity]] },
+    expect: { observed: 10, ready: 10, maintenance: 10, unobserved: 90 },
+  },
+  {
+    name: "a gap in the recording from 20 to 50: neither Ready nor an outage, and unobserved",
+    events: [READY_BEFORE, ready(30, "True", "False"), ready(40, "False", "True"), ready(60, "True", "False"), ready(65, "False", "True")],
+    period: { watched: [[t(-100), t(20)], [t(50), t(200)]] },
+    expect: { observed: 70, ready: 65, notReady: 5, outages: 1, longest: 5, ended: [5], flaps: 0, unobserved: 30 },
+  },
+  {
+    name: "an outage across a gap counts only its watched part",
+    events: [READY_BEFORE, ready(10, "True", "False"), ready(60, "False", "True")],
+    period: { watched: [[t(-100), t(20)], [t(50), t(200)]] },
+    expect: { observed: 70, ready: 50, notReady: 20, outages: 1, longest: 20, ended: [50], unobserved: 30 },
+  },
+  {
+    name: "never watched: nothing observed, all of it unobserved",
+    events: [READY_BEFORE],
+    period: { watched: [] },
+    expect: { unobserved: 100 },
   },
 ];
 

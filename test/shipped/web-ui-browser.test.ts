@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { PACKAGE_ROOT } from "../../src/package-info.js";
 import { launchBrowser, requestsElsewhere, type TestBrowser } from "../support/browser.js";
-import { startProgram, type RunningProgram } from "../support/program.js";
+import { programApi, startProgram, type RunningProgram } from "../support/program.js";
 import { startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
 const ARTIFACTS = join(PACKAGE_ROOT, "test-artifacts");
@@ -40,16 +40,7 @@ describe("the web UI in a real browser, on the real program watching the simulat
   let operator: TestBrowser;
   let viewer: TestBrowser | undefined;
 
-  const api = async (query: string, variables: Record<string, unknown> = {}) => {
-    const response = await fetch(`${program.url}/graphql`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data?: any; errors?: unknown[] };
-    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
-    return body.data;
-  };
+  const api = programApi(() => program, OPERATOR);
   const apiNodes = async (filter?: unknown): Promise<ApiNode[]> =>
     (await api(`query($filter: NodeFilter) { nodes(first: 5000, filter: $filter) { edges { node { id ready unschedulable activeDrain { id } } } } }`, { filter })).nodes.edges.map((e: { node: ApiNode }) => e.node);
   const expectedHooks = (nodes: ApiNode[]) =>

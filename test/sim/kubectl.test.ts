@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { kubeconfigClient, runKubectl, spawnSimulator, type Run, type SimProcess } from "./support.js";
+import { eventually, kubeconfigClient, runKubectl, spawnSimulator, type Run, type SimProcess } from "./support.js";
 
 const SIM_MAIN = fileURLToPath(new URL("../../src/sim/sim-main.js", import.meta.url));
 
@@ -178,11 +178,10 @@ for (const mode of MODES) describe(mode.title, () => {
     const r = await kubectl("create", "deployment", "hello", "--image=registry.example/hello:1", "--replicas=3", "-n", "default");
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim(), "deployment.apps/hello created");
-    let pods: any[] = [];
-    for (let i = 0; i < 100 && pods.filter((p) => p.status?.phase === "Running").length < 3; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      pods = ((await api("/api/v1/namespaces/default/pods?labelSelector=app=hello")).items as any[]);
-    }
+    const pods = await eventually(async () => {
+      const found = (await api("/api/v1/namespaces/default/pods?labelSelector=app=hello")).items as any[];
+      return found.filter((p) => p.status?.phase === "Running").length >= 3 && found;
+    }, "three pods running");
     assert.equal(pods.filter((p) => p.status?.phase === "Running" && p.spec.nodeName).length, 3);
     const rs = (await api("/apis/apps/v1/namespaces/default/replicasets")).items.find((x: any) => x.metadata.ownerReferences?.[0]?.name === "hello");
     assert.ok(pods.every((p) => p.metadata.ownerReferences[0].uid === rs.metadata.uid));

@@ -22,16 +22,8 @@ export function statusOf(err: unknown): { code: number; reason: string; message:
   return (typeof body === "string" ? JSON.parse(body) : body) as never;
 }
 
-/** Poll until `check` returns a value (wall time bounded). */
-export async function eventually<T>(check: () => T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The suite's one poll-with-a-deadline (stretched by TEST_WAIT_SCALE). */
+export { eventually } from "../support/sim-cluster.js";
 
 /** Lines of a watch stream read until it ends (or `max` lines). */
 export async function readWatch(url: string, max = Infinity): Promise<any[]> {

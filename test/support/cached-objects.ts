@@ -47,6 +47,7 @@ export function cachedPod(name: string, opts: Partial<CachedPod> = {}): CachedPo
     requests: {},
     limits: {},
     creationTimestamp: "2026-01-01T00:00:00Z",
+    noExecuteTolerations: {},
     ...opts,
   };
 }

@@ -15,8 +15,11 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
   return finished(child, timeoutMs);
 }
 
+/** The program tests run: this build's, or another build's (NODE_INVENTORY_BIN) to measure what a change did. */
+const PROGRAM = process.env.NODE_INVENTORY_BIN ?? BIN;
+
 export function spawnCli(args: string[], env: Record<string, string> = {}, cwd = PACKAGE_ROOT): ChildProcess {
-  return spawn(process.execPath, [...BIN_NODE_FLAGS, BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? "", ...env }, stdio: "pipe" });
+  return spawn(process.execPath, [...BIN_NODE_FLAGS, PROGRAM, ...args], { cwd, env: { PATH: process.env.PATH ?? "", ...env }, stdio: "pipe" });
 }
 
 export function finished(child: ChildProcess, timeoutMs = 20_000): Promise<Finished> {

@@ -33,3 +33,17 @@ export async function startProgram(args: string[], env: Record<string, string> =
     terminate: () => (child.kill("SIGTERM"), exit),
   };
 }
+
+/** GraphQL over HTTP to a running program as the holder of `token`: resolves with `data`, fails the test on any error. */
+export function programApi(program: () => RunningProgram, token: string) {
+  return async (query: string, variables: Record<string, unknown> = {}): Promise<any> => {
+    const response = await fetch(`${program().url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: any; errors?: unknown[] };
+    if (body.errors !== undefined) throw new Error(`GraphQL errors: ${JSON.stringify(body.errors)}`);
+    return body.data;
+  };
+}

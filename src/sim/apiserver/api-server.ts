@@ -19,6 +19,7 @@ import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
 import { servePodLog, servePortForward } from "./pod-streams.js";
 import { admitPodSecurity, warningHeaders } from "./pod-security.js";
+import { isNodeProxy, serveNodeProxy } from "./node-proxy.js";
 import { entryOf, parseBody, send, type RequestRecord, type Target } from "./request.js";
 import { writeOptions } from "./query-options.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
@@ -158,6 +159,10 @@ export class ApiServer {
     }
     if (url.pathname === "/openapi/v3" || url.pathname.startsWith("/openapi/v3/")) {
       return void this.serveOpenApi(url, res).catch((err) => this.fail(res, err));
+    }
+    if (isNodeProxy(url.pathname)) {
+      Object.assign(record, { verb: "get", resource: "nodes", subresource: "proxy", name: decodeURIComponent(url.pathname.split("/")[4] ?? "") });
+      return serveNodeProxy(this.cluster, method, url, res);
     }
     const route = resolveRoute(url, method, this.serverAddress);
     if (route.kind === "document") return send(this.cluster, res, 200, route.body);

@@ -33,6 +33,7 @@ export function evictPod(cluster: SimCluster, namespace: string, name: string, g
   // Terminal or unready pods, and pods already going, need no budget.
   if (isTerminal(pod) || pod.metadata.deletionTimestamp) {
     cluster.deletePod(key, gracePeriodSeconds);
+    for (const l of cluster.evictionListeners) l(pod);
     return;
   }
   const pdbs = cluster.disruption.budgetsFor(pod);
@@ -53,6 +54,7 @@ export function evictPod(cluster: SimCluster, namespace: string, name: string, g
     });
   }
   cluster.deletePod(key, gracePeriodSeconds);
+  for (const l of cluster.evictionListeners) l(pod);
 }
 
 /** POST pods/NAME/eviction (policy/v1 or v1beta1 Eviction). */

@@ -16,6 +16,14 @@ export interface TileNode {
   status: string;
 }
 
+/** A cluster's liveness, as the fleet query and clusterStatusChanged give it. */
+export interface ClusterState {
+  name: string;
+  /** Null while its watches are established; else since when its last known state is shown. */
+  disconnectedSince: string | null;
+  lastError: string | null;
+}
+
 /** The fields of Node a tile is made from (the fleet query and the subscription ask for the same). */
 export const TILE_FIELDS = `cluster name ready unschedulable status roles labels { key value } activeDrain { id }`;
 
@@ -162,8 +170,16 @@ export function nameMatcher(text: string): (node: TileNode) => boolean {
 }
 
 /** What a tile says in words (its accessible name and tooltip): state is never told by colour alone. */
-export function describeTile(node: TileNode): string {
+export function describeTile(node: TileNode, staleSince?: string): string {
   const state = node.ready === "true" ? "Ready" : node.ready === "false" ? "NotReady" : "Unknown";
   const marks = [node.cordoned ? "cordoned" : "", node.draining ? "draining" : ""].filter(Boolean);
-  return `${node.name} (${node.cluster}): ${state}${marks.length ? `, ${marks.join(", ")}` : ""}`;
+  const stale = staleSince ? `; last known, cluster not live since ${clock(staleSince)}` : "";
+  return `${node.name} (${node.cluster}): ${state}${marks.length ? `, ${marks.join(", ")}` : ""}${stale}`;
+}
+
+/** A time of day as a wall screen shows it (local time, to the second), with the date when it is not today. */
+export function clock(iso: string): string {
+  const at = new Date(iso);
+  const time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
+  return at.toDateString() === new Date().toDateString() ? time : `${at.toLocaleDateString()} ${time}`;
 }

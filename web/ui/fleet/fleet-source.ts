@@ -1,9 +1,12 @@
-// Keeps the fleet's nodes live: one snapshot over HTTP (every page of `nodes`), then
-// changes from graphql-ws: nodeStatusChanged for readiness and cordons, maintenanceEvents
-// for drains starting and ending. Never polls; after a lost connection it reloads the
+// Keeps the fleet's nodes live: one snapshot over HTTP (every page of `nodes`, and each
+// cluster's liveness), then changes from graphql-ws: nodeStatusChanged for readiness and
+// cordons, maintenanceEvents for drains starting and ending, clusterStatusChanged for a
+// cluster whose watch is lost or back. Never polls; after a lost connection it reloads the
 // snapshot, since events may have been missed meanwhile.
 import { connected, gql, onReconnect, subscribe, type ApiError } from "../api";
-import { TILE_FIELDS, toTile, type NodeFields, type TileNode } from "./fleet-model";
+import { TILE_FIELDS, toTile, type ClusterState, type NodeFields, type TileNode } from "./fleet-model";
+
+const CLUSTER_FIELDS = `name disconnectedSince lastError`;
 
 const FLEET = `query Fleet($filter: NodeFilter, $after: String) {
   nodes(filter: $filter, first: 5000, after: $after) {
@@ -11,6 +14,11 @@ const FLEET = `query Fleet($filter: NodeFilter, $after: String) {
     pageInfo { hasNextPage endCursor }
     edges { node { ${TILE_FIELDS} } }
   }
+  clusters { ${CLUSTER_FIELDS} }
+}`;
+
+const CLUSTERS = `subscription FleetClusters {
+  clusterStatusChanged { ${CLUSTER_FIELDS} }
 }`;
 
 const STATUS = `subscription FleetStatus($filter: NodeFilter) {
@@ -24,6 +32,9 @@ const DRAINS = `subscription FleetDrains {
 interface StatusEvent {
   nodeStatusChanged: { cluster: string; name: string; unschedulable: boolean; node: NodeFields | null };
 }
+interface ClusterEvent {
+  clusterStatusChanged: ClusterState;
+}
 interface MaintenanceEvent {
   maintenanceEvents: { cluster: string; node: string; kind: string };
 }
@@ -35,6 +46,8 @@ export interface FleetListener {
   loaded(nodes: ReadonlyMap<string, TileNode>): void;
   /** One node changed (or was deleted: undefined). */
   changed(id: string, node: TileNode | undefined): void;
+  /** Every cluster's liveness: at each (re)load, and whenever one changes. */
+  clusters(states: ReadonlyMap<string, ClusterState>): void;
   failed(error: ApiError): void;
 }
 
@@ -42,6 +55,7 @@ export interface FleetListener {
 export function followFleet(labelSelector: string, listener: FleetListener): () => void {
   const filter = labelSelector.trim() ? { labelSelector: labelSelector.trim() } : null;
   const nodes = new Map<string, TileNode>();
+  const clusters = new Map<string, ClusterState>();
   // Events that arrive while a snapshot loads are applied after it (they are newer).
   let loading = true;
   let queued: (() => void)[] = [];
@@ -75,12 +89,20 @@ export function followFleet(labelSelector: string, listener: FleetListener): () 
       listener.changed(id, tile);
     });
 
+  const onCluster = ({ clusterStatusChanged: cluster }: ClusterEvent) =>
+    apply(() => {
+      clusters.set(cluster.name, cluster);
+      listener.clusters(clusters);
+    });
+
   async function load(): Promise<void> {
     loading = true;
     const fresh = new Map<string, TileNode>();
     let after: string | null = null;
+    let states: ClusterState[] | undefined;
     for (;;) {
-      const data: { nodes: { pageInfo: { hasNextPage: boolean; endCursor: string | null }; edges: { node: NodeFields }[] } } = await gql(FLEET, { filter, after });
+      const data: { nodes: { pageInfo: { hasNextPage: boolean; endCursor: string | null }; edges: { node: NodeFields }[] }; clusters: ClusterState[] } = await gql(FLEET, { filter, after });
+      states ??= data.clusters;
       for (const { node } of data.nodes.edges) {
         const tile = toTile(node);
         fresh.set(tile.id, tile);
@@ -91,6 +113,9 @@ export function followFleet(labelSelector: string, listener: FleetListener): () 
     if (stopped) return;
     nodes.clear();
     for (const [id, tile] of fresh) nodes.set(id, tile);
+    clusters.clear();
+    for (const state of states ?? []) clusters.set(state.name, state);
+    listener.clusters(clusters);
     listener.loaded(nodes);
     loading = false;
     const changes = queued;
@@ -104,6 +129,7 @@ export function followFleet(labelSelector: string, listener: FleetListener): () 
   const stops = [
     subscribe<StatusEvent>(STATUS, { filter }, onStatus, listener.failed),
     subscribe<MaintenanceEvent>(DRAINS, {}, onMaintenance, listener.failed),
+    subscribe<ClusterEvent>(CLUSTERS, {}, onCluster, listener.failed),
     onReconnect(reload),
   ];
   void connected().then(() => {

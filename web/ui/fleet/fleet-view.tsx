@@ -3,7 +3,7 @@
 // name (here, as one types), live from subscriptions.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { ApiError } from "../api";
-import { DIMENSION_NAMES, emptyCounts, nameMatcher, type Counts, type Dimension, type TileNode } from "./fleet-model";
+import { clock, DIMENSION_NAMES, emptyCounts, nameMatcher, type ClusterState, type Counts, type Dimension, type TileNode } from "./fleet-model";
 import { followFleet } from "./fleet-source";
 import { TileGrid } from "./tile-grid";
 import { ErrorNote } from "../error-note";
@@ -17,17 +17,22 @@ function fromAddress() {
   const group = params.get("group")?.split(",") ?? ["CLUSTER", "NODE_POOL", "ZONE"];
   const levels = [0, 1, 2].map((i) => (group[i]?.startsWith("label:") ? "LABEL" : ((group[i] ?? "") as Level)));
   const labelKey = group.find((g) => g.startsWith("label:"))?.slice("label:".length) ?? "";
-  return { levels, labelKey, selector: params.get("selector") ?? "", name: params.get("name") ?? "" };
+  return { levels, labelKey, selector: params.get("selector") ?? "", name: params.get("name") ?? "", names: params.get("names") === "1" };
 }
 
-function dimensionsOf(levels: Level[], labelKey: string): Dimension[] {
+/**
+ * The dimensions the levels make. A label level whose key is not typed yet keeps grouping by
+ * what that level held before (`held`), so choosing "a label…" never merges clusters unseen.
+ */
+function dimensionsOf(levels: Level[], labelKey: string, held: readonly Level[] = []): Dimension[] {
   const dimensions: Dimension[] = [];
-  for (const level of levels) {
-    if (!level) continue;
-    const dimension: Dimension = level === "LABEL" ? `label:${labelKey.trim()}` : level;
-    if (level === "LABEL" && !labelKey.trim()) continue;
+  levels.forEach((level, index) => {
+    const keyless = level === "LABEL" && !labelKey.trim();
+    const effective = keyless ? (held[index] ?? "") : level;
+    if (!effective || (keyless && effective === "LABEL")) return;
+    const dimension: Dimension = effective === "LABEL" ? `label:${labelKey.trim()}` : effective;
     if (!dimensions.includes(dimension)) dimensions.push(dimension);
-  }
+  });
   return dimensions;
 }
 
@@ -38,31 +43,37 @@ export function FleetView() {
   const [selectorDraft, setSelectorDraft] = useState(initial.selector);
   const [selector, setSelector] = useState(initial.selector);
   const [name, setName] = useState(initial.name);
+  const [names, setNames] = useState(initial.names);
+  // What each level held before "a label…" was chosen for it, used until a key is typed.
+  const [held, setHeld] = useState<Level[]>([]);
+  const [clusters, setClusters] = useState<ClusterState[]>([]);
   const [error, setError] = useState<ApiError | undefined>();
   const [status, setStatus] = useState<{ loaded: boolean; shown: number; counts: Counts }>({ loaded: false, shown: 0, counts: emptyCounts() });
   const tilesRef = useRef<HTMLDivElement>(null);
   const grid = useRef<TileGrid | undefined>(undefined);
   const nodes = useRef<ReadonlyMap<string, TileNode> | undefined>(undefined);
-  const dimensions = dimensionsOf(levels, labelKey);
+  const dimensions = dimensionsOf(levels, labelKey, held);
   const dimensionsKey = dimensions.join(",");
   // What the subscription's callbacks read when the fleet reloads.
-  const levelsRef = useRef(levels);
-  const labelKeyRef = useRef(labelKey);
+  const dimensionsRef = useRef(dimensions);
   const nameRef = useRef(name);
-  levelsRef.current = levels;
-  labelKeyRef.current = labelKey;
+  dimensionsRef.current = dimensions;
   nameRef.current = name;
 
   useEffect(() => {
     grid.current = new TileGrid(tilesRef.current!);
     grid.current.onDrawn = (shown, counts) => setStatus({ loaded: true, shown, counts });
+    // Every change to a shown node moves the summary line too, not only a full drawing.
+    grid.current.onCounts = (counts) => setStatus((s) => ({ ...s, shown: counts.total, counts }));
   }, []);
+
+  useEffect(() => grid.current!.setNames(names), [names]);
 
   // Follow the fleet; a new selector is a new snapshot and a new subscription.
   useEffect(() => {
     setError(undefined);
     setStatus((s) => ({ ...s, loaded: false }));
-    const current = () => ({ dimensions: dimensionsOf(levelsRef.current, labelKeyRef.current), visible: nameMatcher(nameRef.current) });
+    const current = () => ({ dimensions: dimensionsRef.current, visible: nameMatcher(nameRef.current) });
     return followFleet(selector, {
       loaded(fleet) {
         nodes.current = fleet;
@@ -70,6 +81,10 @@ export function FleetView() {
         grid.current!.show(fleet, dimensions, visible);
       },
       changed: (id, node) => grid.current!.update(id, node),
+      clusters(states) {
+        grid.current!.setClusters(states);
+        setClusters([...states.values()]);
+      },
       failed: setError,
     });
   }, [selector]);
@@ -81,11 +96,17 @@ export function FleetView() {
     params.set("group", dimensionsKey);
     if (selector) params.set("selector", selector);
     if (name) params.set("name", name);
+    if (names) params.set("names", "1");
     history.replaceState(history.state, "", `${location.pathname}?${params}`);
-  }, [dimensionsKey, name, selector]);
+  }, [dimensionsKey, name, selector, names]);
 
-  const setLevel = (index: number, value: Level) => setLevels((old) => old.map((level, i) => (i === index ? value : level)));
+  const setLevel = (index: number, value: Level) => {
+    if (value === "LABEL") setHeld((old) => Object.assign([...old], { [index]: old[index] && levels[index] === "LABEL" ? old[index] : levels[index] }));
+    setLevels((old) => old.map((level, i) => (i === index ? value : level)));
+  };
   const { counts } = status;
+  const stale = clusters.filter((c) => c.disconnectedSince !== null).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const keyless = levels.includes("LABEL") && !labelKey.trim();
 
   return (
     <main id="main" class="fleet" aria-labelledby="fleet-title">
@@ -105,8 +126,20 @@ export function FleetView() {
           ))}
           {levels.includes("LABEL") && (
             <label>
-              Label key <input value={labelKey} placeholder="e.g. team" onInput={(event) => setLabelKey((event.target as HTMLInputElement).value)} />
+              Label key{" "}
+              <input
+                value={labelKey}
+                placeholder="e.g. team"
+                aria-invalid={keyless}
+                aria-describedby={keyless ? "label-key-help" : undefined}
+                onInput={(event) => setLabelKey((event.target as HTMLInputElement).value)}
+              />
             </label>
+          )}
+          {keyless && (
+            <span id="label-key-help" class="warn" data-label-key-missing="true">
+              Type a label key; until then that level groups as before.
+            </span>
           )}
         </fieldset>
         <label>
@@ -126,10 +159,35 @@ export function FleetView() {
         <label>
           Name <input name="name" type="search" value={name} placeholder="part of a name" onInput={(event) => setName((event.target as HTMLInputElement).value)} />
         </label>
+        <label>
+          <input type="checkbox" name="names" checked={names} onChange={(event) => setNames((event.target as HTMLInputElement).checked)} /> Show names
+        </label>
       </form>
       <ErrorNote error={error} />
+      {stale.length > 0 && (
+        <div class="stale-banner" role="alert" data-stale-clusters={stale.map((c) => c.name).join(",")}>
+          {stale.map((c) => (
+            <p key={c.name}>
+              Cluster <strong>{c.name}</strong> is not live since {clock(c.disconnectedSince!)}
+              {c.lastError ? ` (${c.lastError})` : ""}: its nodes show their last known state.
+            </p>
+          ))}
+        </div>
+      )}
       <Legend />
-      <p class="totals" role="status" aria-live="polite" data-loaded={String(status.loaded)}>
+      <p
+        class="totals"
+        role="status"
+        aria-live="polite"
+        data-loaded={String(status.loaded)}
+        data-summary
+        data-nodes={status.shown}
+        data-ready={counts.ready}
+        data-notready={counts.notReady}
+        data-unknown={counts.unknown}
+        data-cordoned={counts.cordoned}
+        data-draining={counts.draining}
+      >
         {status.loaded
           ? `${status.shown} nodes shown: ${counts.ready} Ready, ${counts.notReady} NotReady, ${counts.unknown} Unknown; ${counts.cordoned} cordoned, ${counts.draining} draining`
           : "Loading the fleet…"}
@@ -162,6 +220,9 @@ function Legend() {
       </li>
       <li>
         <span class="tile sample" data-ready="true" data-draining="true" aria-hidden="true" /> draining (ringed)
+      </li>
+      <li>
+        <span class="tile sample" data-ready="true" data-stale="true" aria-hidden="true" /> stale: last known, its cluster not live (faded, dotted)
       </li>
     </ul>
   );

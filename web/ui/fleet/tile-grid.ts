@@ -2,7 +2,7 @@
 // once per grouping or filter, and a change to one node touches only its tile and the
 // counts of the groups it is in (a few attribute and text writes), so a wallboard of 5,000
 // nodes follows its subscriptions without re-rendering anything else.
-import { count, describeTile, groupNodes, groupPath, type Counts, type Dimension, type Group, type TileNode } from "./fleet-model";
+import { clock, count, describeTile, groupNodes, groupPath, type ClusterState, type Counts, type Dimension, type Group, type TileNode } from "./fleet-model";
 
 interface GroupView {
   counts: Counts;
@@ -30,14 +30,30 @@ function summaryText(counts: Counts): string {
   return parts.join(" · ");
 }
 
-function paintTile(tile: HTMLAnchorElement, node: TileNode): void {
+/** The clusters a group's nodes belong to, at any depth. */
+function clustersIn(group: Group, into = new Set<string>()): Set<string> {
+  for (const node of group.nodes) into.add(node.cluster);
+  for (const child of group.children) clustersIn(child, into);
+  return into;
+}
+
+/** What a group's header says of the clusters in it that are not live (empty when all are). */
+function staleText(stale: ClusterState[]): string {
+  const oldest = stale.map((c) => c.disconnectedSince!).sort()[0]!;
+  const why = stale.length === 1 && stale[0]!.lastError ? `: ${stale[0]!.lastError}` : "";
+  const who = `cluster${stale.length === 1 ? "" : "s"} ${stale.map((c) => c.name).join(", ")}`;
+  return `⚠ last known state: ${who} not live since ${clock(oldest)}${why}`;
+}
+
+function paintTile(tile: HTMLAnchorElement, node: TileNode, stale: ClusterState | undefined, names: boolean): void {
   tile.dataset.ready = node.ready;
   tile.dataset.cordoned = String(node.cordoned);
   tile.dataset.draining = String(node.draining);
-  const text = describeTile(node);
+  tile.dataset.stale = String(stale !== undefined);
+  const text = describeTile(node, stale?.disconnectedSince ?? undefined);
   tile.setAttribute("aria-label", text);
   tile.title = text;
-  tile.textContent = GLYPH[node.ready];
+  tile.textContent = names ? `${GLYPH[node.ready]}${GLYPH[node.ready] ? " " : ""}${node.name}` : GLYPH[node.ready];
 }
 
 export class TileGrid {
@@ -47,8 +63,15 @@ export class TileGrid {
   private nodes: ReadonlyMap<string, TileNode> = new Map();
   private pending = 0;
   private focusId: string | undefined;
+  /** The clusters whose state is not live, by name. */
+  private stale = new Map<string, ClusterState>();
+  private names = false;
+  /** Counts over the tiles shown, kept as nodes change. */
+  private total: Counts | undefined;
   /** Called after each full drawing with the number of tiles drawn (the bench waits on it). */
   onDrawn: (tiles: number, total: Counts) => void = () => {};
+  /** Called after each change to the counts over the tiles shown (a new object each time). */
+  onCounts: (total: Counts) => void = () => {};
 
   constructor(private readonly root: HTMLElement) {
     root.addEventListener("keydown", (event) => this.onKey(event));
@@ -63,6 +86,23 @@ export class TileGrid {
     this.nodes = nodes;
     this.dimensions = dimensions;
     this.visible = visible;
+    this.scheduleDraw();
+  }
+
+  /** Which clusters are live: the tiles and groups of one that is not are marked stale, with since when. */
+  setClusters(states: ReadonlyMap<string, ClusterState>): void {
+    const stale = new Map([...states].filter(([, state]) => state.disconnectedSince !== null));
+    const key = (m: Map<string, ClusterState>) => JSON.stringify([...m].sort());
+    if (key(stale) === key(this.stale)) return;
+    this.stale = stale;
+    this.scheduleDraw();
+  }
+
+  /** Names mode: each tile shows its node's name, for a wall screen read from afar. */
+  setNames(names: boolean): void {
+    if (names === this.names) return;
+    this.names = names;
+    this.root.classList.toggle("names", names);
     this.scheduleDraw();
   }
 
@@ -88,8 +128,15 @@ export class TileGrid {
       group.header.dataset.count = String(group.counts.total);
       group.summary.textContent = summaryText(group.counts);
     }
+    if (this.total) {
+      const total = { ...this.total };
+      count(total, placement.node, -1);
+      count(total, node, 1);
+      this.total = total;
+      this.onCounts(total);
+    }
     placement.node = node;
-    paintTile(placement.tile, node);
+    paintTile(placement.tile, node, this.stale.get(node.cluster), this.names);
   }
 
   private scheduleDraw(): void {
@@ -109,7 +156,8 @@ export class TileGrid {
     // One tile in the tab order (the last one focused, else the first); arrows move between them.
     const focus = (this.focusId && this.placed.get(this.focusId)?.tile) || this.root.querySelector<HTMLAnchorElement>("a.tile");
     if (focus) focus.tabIndex = 0;
-    this.onDrawn(shown.length, tree.counts);
+    this.total = { ...tree.counts };
+    this.onDrawn(shown.length, this.total);
     // For `npm run bench:ui`: when the tiles were first painted (the frame after this one).
     requestAnimationFrame(() => setTimeout(() => performance.mark("ni:tiles-painted", { detail: shown.length })));
   }
@@ -128,6 +176,15 @@ export class TileGrid {
     summary.className = "group-summary";
     summary.textContent = summaryText(group.counts);
     header.append(name, summary);
+    const stale = [...clustersIn(group)].sort().flatMap((cluster) => this.stale.get(cluster) ?? []);
+    header.dataset.stale = String(stale.length > 0);
+    // Said once, on the highest group it concerns; the groups inside are marked.
+    if (stale.length && parents.at(-1)?.header.dataset.stale !== "true") {
+      const note = document.createElement("span");
+      note.className = "stale-note";
+      note.textContent = staleText(stale);
+      header.append(note);
+    }
     section.append(header);
     const view: GroupView = { counts: { ...group.counts }, header, summary };
     const views = [...parents, view];
@@ -145,7 +202,7 @@ export class TileGrid {
       tile.href = nodeHref(node);
       tile.dataset.node = node.id;
       tile.tabIndex = -1;
-      paintTile(tile, node);
+      paintTile(tile, node, this.stale.get(node.cluster), this.names);
       list.append(tile);
       this.placed.set(node.id, { tile, node, groups });
     }

@@ -99,7 +99,7 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
         <a href="/ui/">Fleet</a> / {node.cluster}
       </p>
       <h1 tabIndex={-1}>
-        {node.name} <span class={`badge state-${ready}`}>{node.status}</span>
+        {node.name} <span class={`badge state-${ready === "true" && node.unschedulable ? "cordoned" : ready}`}>{node.status}</span>
       </h1>
       <p class="facts">
         {[
