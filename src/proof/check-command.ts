@@ -16,7 +16,7 @@ export function formatCheck(report: CheckReport, maxProblems = 20): string {
     line("transitions", report.transitions),
     line("node changes", report.changes),
     line("maintenance", report.maintenance),
-    `${"drains".padEnd(12)} checked ${report.drains.checked}  evictions ${report.drains.evictions}  evicted twice ${report.drains.evictedTwice}  unfinished ${report.drains.unfinished}`,
+    `${"drains".padEnd(12)} checked ${report.drains.checked}  evictions ${report.drains.evictions}  evicted twice ${report.drains.evictedTwice}  asked again while terminating ${report.drains.repeatedOfTerminating}  unfinished ${report.drains.unfinished}`,
   ];
   for (const p of report.problems.slice(0, maxProblems)) lines.push(`  ${p.kind} ${p.stream} ${p.cluster}/${p.node}: ${p.detail}`);
   if (report.problems.length > maxProblems) lines.push(`  … and ${report.problems.length - maxProblems} more`);

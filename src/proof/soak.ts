@@ -449,7 +449,7 @@ export function formatSoak(r: SoakReport): string {
     `soak: ${r.minutes} min, seed ${r.seed}, ${r.replicas} replica(s) on ${r.database}`,
     `faults: ${Object.entries(r.faults).map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`,
     `checked: ${r.transitionsChecked} transitions, ${r.changesChecked} node changes, ${r.maintenanceChecked} cordons, ${r.drains.checked} drains (${r.drains.evictions} evictions)`,
-    `lost ${r.lost} (and ${r.unobservable} unobservable), duplicated ${r.duplicated}, phantom ${r.phantom}, chain breaks ${r.chainBreaks}, out of order ${r.outOfOrder}, time off ${r.timeOff}, evicted twice ${r.drains.evictedTwice}, drains unfinished ${r.drains.unfinished}`,
+    `lost ${r.lost} (and ${r.unobservable} unobservable), duplicated ${r.duplicated}, phantom ${r.phantom}, chain breaks ${r.chainBreaks}, out of order ${r.outOfOrder}, time off ${r.timeOff}, evicted twice ${r.drains.evictedTwice} (asked again while terminating ${r.drains.repeatedOfTerminating}), drains unfinished ${r.drains.unfinished}`,
     `RSS: slope ${r.rssSlopeMiBPerHour ?? "not known (no process lived long enough)"} MiB/h${r.rssSeries ? ` (replica ${r.rssSeries.replica}, ${r.rssSeries.minutes} min, ${r.rssSeries.firstMiB} -> ${r.rssSeries.lastMiB} MiB)` : ""}, peak ${r.rssPeakMiB} MiB`,
     `answers: p99 ${r.p99Ms ?? "-"} ms, during faults ${r.p99DuringFaultsMs ?? "-"} ms; ${r.queries.total} queries, ${r.queries.failed} failed (${r.queries.failedDuringFaults} during faults)`,
     r.failed ? "FAILED" : "OK",
