@@ -128,7 +128,8 @@ describe("the watch-list protocol in the simulator", () => {
       ["watch=true&sendInitialEvents=true&allowWatchBookmarks=true", "resourceVersionMatch: Invalid value: \"\": sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"],
       ["watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true"],
       ["watch=true&resourceVersionMatch=NotOlderThan", "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"],
-      ["sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"],
+      // Both of ValidateListOptions's errors, in its order, as the apiserver aggregates them.
+      ["sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list]"],
     ];
     for (const [query, cause] of cases) {
       const response = await fetch(`${sim.url}/api/v1/pods?${query}`);
