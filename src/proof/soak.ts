@@ -69,6 +69,11 @@ export interface SoakReport {
   p99Ms: number | null;
   queries: { total: number; duringFaults: number; failed: number; failedDuringFaults: number };
   failed: boolean;
+  /** How each drain left its node, by drain id, read when it ended (for checking the run again). */
+  drainEnds: Record<string, FinalNode>;
+  /** Spans when no replica recorded, and the end of the facts checked (./history-checker.ts). */
+  gaps: [number, number][];
+  lastFactAt?: number;
   check: CheckReport;
 }
 
@@ -247,7 +252,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         const obj = sim.cluster.get(R.nodes, node);
         const evictable = sim.cluster
           .podsOnNode(node)
-          .filter((p) => !(p.metadata.ownerReferences ?? []).some((ref) => ref.kind === "DaemonSet") && !p.metadata.deletionTimestamp && !["Succeeded", "Failed"].includes((p.status as any)?.phase))
+          // What kubectl drain leaves: DaemonSet pods, mirror pods (static, owned by the Node), pods going or done.
+          .filter((p) => !(p.metadata.ownerReferences ?? []).some((ref) => ref.kind === "DaemonSet" || ref.kind === "Node") && !(p.metadata as any).annotations?.["kubernetes.io/config.mirror"] && !p.metadata.deletionTimestamp && !["Succeeded", "Failed"].includes((p.status as any)?.phase))
           .map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
         drainEnds.set(id, { unschedulable: Boolean((obj?.spec as any)?.unschedulable), evictablePods: evictable });
         const op = answer.body.data.drainOperation;
@@ -434,6 +440,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     p99Ms: round(percentile(probes.filter((p) => p.ok).map((p) => p.ms), 0.99)),
     queries: { total: probes.length, duringFaults: during.length, failed: probes.filter((p) => !p.ok).length, failedDuringFaults: during.filter((p) => !p.ok).length },
     failed: check.failed,
+    drainEnds: Object.fromEntries(drainEnds),
+    gaps,
+    ...(Number.isFinite(lastFactAt) ? { lastFactAt } : {}),
     check: { ...check, problems: check.problems.slice(0, 500), byNode: Object.fromEntries(Object.entries(check.byNode).slice(0, 200)) },
   };
   if (o.json) await writeFile(o.json, JSON.stringify(report, null, 2));
