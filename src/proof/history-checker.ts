@@ -189,12 +189,14 @@ function matchStream(expected: Expected[], found: Found[], toleranceMs: number, 
   for (const [i, e] of expected.entries()) {
     const exactRow = byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at === e.at);
     // A transition whose time is not the condition's, or a change seen late or (reconciled) after an outage;
-    // else one seen later still, but before the stream's next fact: recorded, at the wrong time.
+    // else one stamped later still, or earlier (a skewed clock), but between the stream's facts
+    // before and after it: recorded, at the wrong time.
+    const prevAt = expected[i - 1]?.at ?? -Infinity;
     const nextAt = expected[i + 1]?.at ?? Infinity;
     const near =
       exactRow ??
       byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && (f.at <= e.at + toleranceMs || f.reconciled)) ??
-      byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && f.at <= nextAt + toleranceMs);
+      byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= prevAt - toleranceMs && f.at <= nextAt + toleranceMs);
     matches.push(near);
     if (!near) continue;
     used.add(near.id);

@@ -77,6 +77,9 @@ describe("the history checker: node changes, cordons and drains", () => {
   test("a change recorded past the tolerance but before the next one is a wrong time, not a loss and a phantom", () => {
     const late = checkHistory(facts.slice(0, 2), history({ changes: [changeRow("LABELS", "team", null, "a", s(6)), changeRow("LABELS", "team", "a", "b", s(11))] }), { ...opts, fields: ["LABELS"] });
     assert.deepEqual([late.changes.lost, late.changes.phantom, late.changes.timeOff, late.failed], [0, 0, 1, false]);
+    // A replica whose clock is behind stamps a change before it happened.
+    const early = checkHistory(facts.slice(0, 2), history({ changes: [changeRow("LABELS", "team", null, "a", s(-8)), changeRow("LABELS", "team", "a", "b", s(2))] }), { ...opts, fields: ["LABELS"] });
+    assert.deepEqual([early.changes.lost, early.changes.phantom, early.changes.timeOff, early.failed], [0, 0, 2, false]);
   });
 
   test("a reconciled change after an outage is recorded, however late", () => {
