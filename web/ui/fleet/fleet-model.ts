@@ -14,10 +14,15 @@ export interface TileNode {
   labels: Record<string, string>;
   roles: string[];
   status: string;
+  /** A not-ready or unreachable NoExecute taint: its pods' eviction countdown runs. */
+  countdown?: boolean;
 }
 
+/** The taints that start an eviction countdown (the node lifecycle controller's). */
+const COUNTDOWN_TAINTS = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
+
 /** The fields of Node a tile is made from (the fleet query and the subscription ask for the same). */
-export const TILE_FIELDS = `cluster name ready unschedulable status roles labels { key value } activeDrain { id }`;
+export const TILE_FIELDS = `cluster name ready unschedulable status roles labels { key value } activeDrain { id } taints { key effect }`;
 
 export interface NodeFields {
   cluster: string;
@@ -28,6 +33,7 @@ export interface NodeFields {
   roles: string[];
   labels: { key: string; value: string }[];
   activeDrain: { id: string } | null;
+  taints?: { key: string; effect: string }[];
 }
 
 export function toTile(node: NodeFields): TileNode {
@@ -43,6 +49,7 @@ export function toTile(node: NodeFields): TileNode {
     labels,
     roles: node.roles,
     status: node.status,
+    countdown: (node.taints ?? []).some((t) => t.effect === "NoExecute" && COUNTDOWN_TAINTS.includes(t.key)),
   };
 }
 
@@ -164,6 +171,6 @@ export function nameMatcher(text: string): (node: TileNode) => boolean {
 /** What a tile says in words (its accessible name and tooltip): state is never told by colour alone. */
 export function describeTile(node: TileNode): string {
   const state = node.ready === "true" ? "Ready" : node.ready === "false" ? "NotReady" : "Unknown";
-  const marks = [node.cordoned ? "cordoned" : "", node.draining ? "draining" : ""].filter(Boolean);
+  const marks = [node.cordoned ? "cordoned" : "", node.draining ? "draining" : "", node.countdown ? "eviction countdown" : ""].filter(Boolean);
   return `${node.name} (${node.cluster}): ${state}${marks.length ? `, ${marks.join(", ")}` : ""}`;
 }

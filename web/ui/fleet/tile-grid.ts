@@ -33,6 +33,7 @@ function summaryText(counts: Counts): string {
 function paintTile(tile: HTMLAnchorElement, node: TileNode): void {
   tile.dataset.ready = node.ready;
   tile.dataset.cordoned = String(node.cordoned);
+  tile.dataset.evictionCountdown = String(Boolean(node.countdown));
   tile.dataset.draining = String(node.draining);
   const text = describeTile(node);
   tile.setAttribute("aria-label", text);
