@@ -45,5 +45,10 @@ describe("the node page of a NotReady node", () => {
     assert.match((await page.locator("pre.node-log").textContent())!, /kubelet\[\d+\]/);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, "node-eviction-countdown.png"), fullPage: true });
+    // The fleet marks its tile, and only its.
+    await page.goto(`${url}/ui/`);
+    await page.locator(`[data-node="sim/${node}"]`).waitFor({ timeout: 20_000 });
+    const marked = await page.$$eval('[data-eviction-countdown="true"]', (tiles) => tiles.map((t) => (t as HTMLElement).dataset.node));
+    assert.deepEqual(marked, [`sim/${node}`]);
   });
 });
