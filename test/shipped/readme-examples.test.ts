@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Kind, parse, print, type OperationDefinitionNode } from "graphql";
@@ -11,21 +11,28 @@ import { BACKENDS, type TestDatabase } from "../support/databases.js";
 import { startProgram, type RunningProgram } from "../support/program.js";
 import { eventually } from "../support/sim-cluster.js";
 
+/**
+ * The README and the docs it leads to. Examples that depend on one another (a drain, the
+ * subscription that follows it) are in one file, in the order they are read.
+ */
+const DOCUMENTS = ["README.md", ...readdirSync(join(PACKAGE_ROOT, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)];
+const documents = () => DOCUMENTS.map((file) => ({ file, text: readFileSync(join(PACKAGE_ROOT, file), "utf8") }));
+
 interface Example {
-  /** Where it is in README.md, for the failure message. */
+  /** Where it is (a file and its line), for the failure message. */
+  file: string;
   line: number;
   kind: OperationDefinitionNode["operation"];
   text: string;
 }
 
 /**
- * Every GraphQL example of README.md: each operation of each ```graphql block (a block may
+ * Every GraphQL example of the README and docs/: each operation of each ```graphql block (a block may
  * hold several), and the queries the `curl` lines send.
  */
 function readmeExamples(): Example[] {
-  const readme = readFileSync(join(PACKAGE_ROOT, "README.md"), "utf8");
   const examples: Example[] = [];
-  for (const block of readme.matchAll(/^```(graphql|sh)\n([\s\S]*?)^```/gm)) {
+  for (const { file, text: readme } of documents()) for (const block of readme.matchAll(/^```(graphql|sh)\n([\s\S]*?)^```/gm)) {
     const line = readme.slice(0, block.index).split("\n").length + 1;
     const sources =
       block[1] === "graphql"
@@ -36,7 +43,7 @@ function readmeExamples(): Example[] {
     for (const source of sources) {
       for (const definition of parse(source).definitions) {
         if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-        examples.push({ line, kind: definition.operation, text: print(definition) });
+        examples.push({ file, line, kind: definition.operation, text: print(definition) });
       }
     }
   }
@@ -45,6 +52,7 @@ function readmeExamples(): Example[] {
 
 /** A README command line: `node-inventory`'s arguments, and the output it shows after `$ `, if any. */
 interface CliExample {
+  file: string;
   line: number;
   argv: string[];
   shown?: string[];
@@ -75,18 +83,17 @@ function shellWords(text: string): string[] {
 
 /** The CLI commands of README.md that talk to a service or a database: report and the fleet commands. */
 function readmeCliExamples(): CliExample[] {
-  const readme = readFileSync(join(PACKAGE_ROOT, "README.md"), "utf8");
   const examples: CliExample[] = [];
   const talks = /^npx node-inventory (report|nodes|cordon|uncordon|label|taint|drain)\b/;
   // Every block, whatever its language, so that a closing fence is never read as an opening one.
-  for (const block of readme.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)) {
+  for (const { file, text: readme } of documents()) for (const block of readme.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)) {
     const line = readme.slice(0, block.index).split("\n").length + 1;
     const body = block[2]!.replace(/\\\n\s*/g, " ");
     if (block[1] === "sh") {
-      for (const [i, text] of body.split("\n").entries()) if (talks.test(text)) examples.push({ line: line + i, argv: shellWords(text).slice(2) });
+      for (const [i, text] of body.split("\n").entries()) if (talks.test(text)) examples.push({ file, line: line + i, argv: shellWords(text).slice(2) });
     } else if (block[1] === "" && body.startsWith("$ ") && talks.test(body.slice(2))) {
       const [command, ...shown] = body.trimEnd().split("\n");
-      examples.push({ line, argv: shellWords(command!.slice(2)).slice(2), shown });
+      examples.push({ file, line, argv: shellWords(command!.slice(2)).slice(2), shown });
     }
   }
   return examples;
@@ -156,8 +163,8 @@ describe("README.md's GraphQL and CLI examples, against the default embedded clu
     for (const example of examples) {
       // The `name:` of a pod shape's extended resources (nvidia.com/gpu) names no node.
       const text = example.text.replace(/extended: \[[^\]]*\]/g, "");
-      for (const [, name] of text.matchAll(/\b(?:name|node): "([^"]+)"/g)) assert.ok(nodes.has(name), `README.md:${example.line} names node ${name}`);
-      for (const [, name] of example.text.matchAll(/\bcluster: "([^"]+)"/g)) assert.ok(clusters.has(name), `README.md:${example.line} names cluster ${name}`);
+      for (const [, name] of text.matchAll(/\b(?:name|node): "([^"]+)"/g)) assert.ok(nodes.has(name), `${example.file}:${example.line} names node ${name}`);
+      for (const [, name] of example.text.matchAll(/\bcluster: "([^"]+)"/g)) assert.ok(clusters.has(name), `${example.file}:${example.line} names cluster ${name}`);
     }
   });
 
@@ -172,15 +179,15 @@ describe("README.md's GraphQL and CLI examples, against the default embedded clu
         await eventually(async () => (await overHttp(`{ drainOperation(id: "${id}") { status } }`)).data?.drainOperation.status === "SUCCEEDED", `the drain README.md says completes`, 120_000);
       }
       const { data, errors } = await overHttp(text);
-      assert.equal(errors, undefined, `README.md:${example.line}: ${JSON.stringify(errors)}\n${text}`);
+      assert.equal(errors, undefined, `${example.file}:${example.line}: ${JSON.stringify(errors)}\n${text}`);
       if (data.drainNode) drainId = data.drainNode.id;
-      if (data.cancelDrain) assert.equal(data.cancelDrain.status, "CANCELLED", `README.md:${example.line}`);
+      if (data.cancelDrain) assert.equal(data.cancelDrain.status, "CANCELLED", `${example.file}:${example.line}`);
       // The subscriptions opened first each see the cordon (a worker's schedulability, a maintenance event).
       if (data.cordonNode) {
         for (const open of early) {
-          const first = await eventually(() => open.results[0] ?? open.failures[0], `an event for README.md:${open.example.line}`, 20_000);
-          assert.deepEqual(open.failures, [], `README.md:${open.example.line}`);
-          assert.equal((first as { errors?: unknown }).errors, undefined, `README.md:${open.example.line}: ${JSON.stringify(first)}`);
+          const first = await eventually(() => open.results[0] ?? open.failures[0], `an event for ${open.example.file}:${open.example.line}`, 20_000);
+          assert.deepEqual(open.failures, [], `${open.example.file}:${open.example.line}`);
+          assert.equal((first as { errors?: unknown }).errors, undefined, `${open.example.file}:${open.example.line}: ${JSON.stringify(first)}`);
           open.stop();
         }
       }
@@ -189,9 +196,9 @@ describe("README.md's GraphQL and CLI examples, against the default embedded clu
     // Those that follow a drain: its current state comes at once.
     for (const example of examples.filter((e) => e.kind === "subscription" && e.text.includes(DRAIN_ID))) {
       const open = subscribe(example.text.replaceAll(DRAIN_ID, drainId));
-      const first = await eventually(() => open.results[0] ?? open.failures[0], `README.md:${example.line}`, 20_000);
-      assert.deepEqual(open.failures, [], `README.md:${example.line}`);
-      assert.equal((first as { errors?: unknown }).errors, undefined, `README.md:${example.line}: ${JSON.stringify(first)}`);
+      const first = await eventually(() => open.results[0] ?? open.failures[0], `${example.file}:${example.line}`, 20_000);
+      assert.deepEqual(open.failures, [], `${example.file}:${example.line}`);
+      assert.equal((first as { errors?: unknown }).errors, undefined, `${example.file}:${example.line}: ${JSON.stringify(first)}`);
       open.stop();
     }
   });
@@ -210,14 +217,14 @@ describe("README.md's GraphQL and CLI examples, against the default embedded clu
       argv.map((word) => word.replace("http://inventory:4000", program.url).replace("postgresql://app@db:5432/inventory", (database.config as { url: string }).url));
     for (const example of examples) {
       const { code, stdout, stderr } = await runCli(at(example.argv), { NODE_INVENTORY_URL: program.url }, 120_000);
-      assert.equal(code, 0, `README.md:${example.line}: node-inventory ${example.argv.join(" ")}\n${stderr}`);
+      assert.equal(code, 0, `${example.file}:${example.line}: node-inventory ${example.argv.join(" ")}\n${stderr}`);
       if (!example.shown) continue;
       const printed = stdout.trimEnd().split("\n");
       example.shown.forEach((line, i) => {
         if (line === "…") return;
-        assert.deepEqual(shape(printed[i] ?? ""), shape(line), `README.md:${example.line + 1 + i}: printed ${JSON.stringify(printed[i])}`);
+        assert.deepEqual(shape(printed[i] ?? ""), shape(line), `${example.file}:${example.line + 1 + i}: printed ${JSON.stringify(printed[i])}`);
       });
-      if (!example.shown.includes("…")) assert.equal(printed.length, example.shown.length, `README.md:${example.line}: every line printed is shown\n${stdout}`);
+      if (!example.shown.includes("…")) assert.equal(printed.length, example.shown.length, `${example.file}:${example.line}: every line printed is shown\n${stdout}`);
     }
   });
 });
