@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What `npm test` needs from the machine beyond node_modules: the real kubectl and Debian's
 # python3-kubernetes (the simulator's fidelity is judged by them), Debian's Chromium (the explorer is tested in a real
-# browser, driven by playwright-core) and PostgreSQL on 127.0.0.1:5432. Installs or starts
+# browser, driven by playwright-core), promtool (the metrics scrape is checked by it) and PostgreSQL on 127.0.0.1:5432. Installs or starts
 # what is missing, and fails loudly where it cannot: those tests are never skipped.
 set -euo pipefail
 
@@ -24,6 +24,7 @@ require "command -v kubectl" kubernetes-client "kubectl is not on PATH"
 # The simulator's fidelity suite drives Debian's Python client too (test/sim/fidelity-*.test.ts).
 require "/usr/bin/python3 -c 'import kubernetes'" python3-kubernetes "/usr/bin/python3 cannot import kubernetes"
 require "[ -x /usr/bin/chromium ]" chromium "/usr/bin/chromium is missing"
+require "command -v promtool" prometheus "promtool is not on PATH (the metrics scrape is checked by it)"
 
 if [ -z "${TEST_POSTGRES_URL:-}" ] && ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
   if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
