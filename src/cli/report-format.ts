@@ -6,6 +6,7 @@
  */
 
 import { toCsv } from "./output-escaping.js";
+import { formatAvailability } from "../reports/availability-percent.js";
 import type { AvailabilityFigures } from "../reports/availability-report.js";
 import type { ReportKey } from "../reports/grouping.js";
 import type { ResourceCapacity } from "../graphql/generated/resolvers-types.js";
@@ -92,22 +93,8 @@ export function formatPercent(ratio: number | null, digits = 1): string {
   return ratio === null ? "-" : `${(ratio * 100).toFixed(digits)}%`;
 }
 
-/**
- * Availability as a percentage that never says more than it knows: exactly 100% only when
- * every observed second was Ready, else truncated (never rounded up to 100%), to two decimals
- * or, at 99.99% and above, four (99.9997%): the digits that differ from 100% are shown.
- */
-export function formatAvailability(ratio: number | null): string {
-  if (ratio === null) return "-";
-  if (ratio >= 1) return "100%";
-  if (ratio <= 0) return "0%";
-  const percent = ratio * 100;
-  const digits = percent >= 99.99 ? 4 : 2;
-  const scale = 10 ** digits;
-  // A hair over the true value guards against 0.9997 * 100 = 99.96999… truncating a digit low.
-  const shown = Math.min(Math.max(Math.floor(percent * scale + 1e-6) / scale, 1 / scale), 100 - 1 / scale);
-  return `${shown.toFixed(digits)}%`;
-}
+/** Availability as the CLI and the web UI both show it (the rule lives in reports/availability-percent.ts). */
+export { formatAvailability };
 
 const cores = (millicores: number | null) => (millicores === null ? "-" : (millicores / 1000).toFixed(1));
 const gib = (bytes: number | null) => (bytes === null ? "-" : (bytes / 2 ** 30).toFixed(1));

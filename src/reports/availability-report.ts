@@ -91,14 +91,15 @@ export const AVAILABILITY_DIGITS = 6;
 
 /**
  * `ready / observed` to {@link AVAILABILITY_DIGITS} decimals, but never rounded up to 1 while
- * some observed time was not Ready, nor down to 0 while some was: a one-second outage in a
- * year still reads below 100%. Null when nothing was observed.
+ * some observed time was not Ready or an outage was recorded (one shorter than the second that
+ * lastTransitionTime counts in lasts "0 s"), nor down to 0 while some was: a one-second outage
+ * in a year still reads below 100%. Null when nothing was observed.
  */
-export function availabilityOf(readyMs: number, observedMs: number): number | null {
+export function availabilityOf(readyMs: number, observedMs: number, outages = 0): number | null {
   if (!(observedMs > 0)) return null;
   const scale = 10 ** AVAILABILITY_DIGITS;
   const rounded = Math.round((readyMs / observedMs) * scale) / scale;
-  if (readyMs < observedMs && rounded >= 1) return (scale - 1) / scale;
+  if ((readyMs < observedMs || outages > 0) && rounded >= 1) return (scale - 1) / scale;
   if (readyMs > 0 && rounded <= 0) return 1 / scale;
   return rounded;
 }
@@ -110,7 +111,7 @@ function figuresOf(t: Totals | NodeFigures): AvailabilityFigures {
     readySeconds: t.readyMs / 1000,
     notReadySeconds: t.notReadyMs / 1000,
     unknownSeconds: t.unknownMs / 1000,
-    availability: availabilityOf(t.readyMs, t.observedMs),
+    availability: availabilityOf(t.readyMs, t.observedMs, t.outages),
     outages: t.outages,
     longestOutageSeconds: t.longestOutageMs / 1000,
     // Over all ended outages, not a mean of the nodes' means: a node with ten outages weighs ten.

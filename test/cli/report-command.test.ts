@@ -159,6 +159,7 @@ describe("report output", () => {
     assert.equal(availabilityOf(1508, 1590), 0.948428);
     assert.equal(availabilityOf(YEAR - 1_000, YEAR), 0.999999, "a second's outage in a year");
     assert.equal(availabilityOf(YEAR, YEAR), 1);
+    assert.equal(availabilityOf(YEAR, YEAR, 1), 0.999999, "an outage shorter than a second");
     assert.equal(availabilityOf(1_000, YEAR), 0.000001);
     assert.equal(availabilityOf(0, YEAR), 0);
     assert.equal(availabilityOf(0, 0), null);

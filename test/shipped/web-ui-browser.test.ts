@@ -266,7 +266,7 @@ describe("the web UI in a real browser, on the real program watching the simulat
     // memory-b-n44gm was NotReady for a moment in the kubectl test: one outage, in its strip.
     const strips = page.locator("[data-report=availability] svg.outages");
     await strips.waitFor({ timeout: 30_000 });
-    assert.match((await strips.getAttribute("aria-label"))!, /memory-b-n44gm [\d.]+% available, 1 outage/);
+    assert.match((await strips.getAttribute("aria-label"))!, /sim\/memory-b-n44gm \d+\.\d+% of observed time available, [\dhms ]+ unobserved, 1 outage/);
     // A moment's outage in a day: a sliver of its strip, not the strip.
     const [period, outage] = await strips.evaluate((svg) => Array.from(svg.querySelectorAll("g > rect")).map((r) => Number(r.getAttribute("width"))));
     assert.ok(outage! < period! / 50, `outage ${outage} of ${period}`);

@@ -13,6 +13,9 @@ export function bytes(value: number): string {
   return `${value >= 100 || unit === 0 ? value.toFixed(0) : value.toFixed(1)} ${UNITS[unit]}`;
 }
 
+/** Availability by the CLI's rule: 100% only when every observed second was Ready. */
+export { formatAvailability as availability } from "../../src/reports/availability-percent.js";
+
 export const percent = (ratio: number) => `${(ratio * 100).toFixed(ratio < 0.1 && ratio > 0 ? 1 : 0)}%`;
 
 export function when(iso: string | null | undefined): string {

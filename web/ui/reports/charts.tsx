@@ -9,14 +9,37 @@ export interface Series {
   values: (number | null)[];
 }
 
-/** Lines over `times` (ms since the epoch), one per series, with a legend in words. */
-export function LineChart({ title, times, series, format }: { title: string; times: number[]; series: Series[]; format: (value: number) => string }) {
+/** Where a series' line is heading: it reaches `level` (its allocatable) at `fullAt`, or never (null: no trend). */
+export interface Forecast {
+  name: string;
+  level: number;
+  fullAt: number | null;
+}
+
+/** A future time in words: the date, and how far off it is. */
+export function fullAtText(fullAt: number, now: number): string {
+  const days = (fullAt - now) / 86_400_000;
+  const off = days < 1 ? `in ${Math.max(0, Math.round(days * 24))} hours` : `in ${Math.round(days)} ${Math.round(days) === 1 ? "day" : "days"}`;
+  return `${new Date(fullAt).toISOString().slice(0, 16).replace("T", " ")} UTC (${off})`;
+}
+
+/**
+ * Lines over `times` (ms since the epoch), one per series, with a legend in words. With
+ * forecasts, the time axis runs on past the last window (up to three periods more) and each
+ * series with a trend gets a dotted projection to its allocatable, with a marker where it is reached.
+ */
+export function LineChart({ title, times, series, format, forecasts = [] }: { title: string; times: number[]; series: Series[]; format: (value: number) => string; forecasts?: Forecast[] }) {
   const width = 720;
   const height = 220;
   const pad = { left: 70, right: 12, top: 12, bottom: 28 };
   const all = series.flatMap((s) => s.values.filter((v): v is number => v !== null));
-  const max = Math.max(1, ...all) * 1.1;
-  const x = (i: number) => pad.left + (times.length > 1 ? (i / (times.length - 1)) * (width - pad.left - pad.right) : 0);
+  const ahead = forecasts.filter((f): f is Forecast & { fullAt: number } => f.fullAt !== null);
+  const max = Math.max(1, ...all, ...ahead.map((f) => f.level)) * 1.1;
+  const first = times[0] ?? 0;
+  const last = times[times.length - 1] ?? 0;
+  const horizon = ahead.length ? Math.min(Math.max(last, ...ahead.map((f) => f.fullAt)), last + 3 * (last - first)) : last;
+  const at = (t: number) => pad.left + (horizon > first ? ((t - first) / (horizon - first)) * (width - pad.left - pad.right) : 0);
+  const x = (i: number) => at(times[i]!);
   const y = (v: number) => pad.top + (1 - v / max) * (height - pad.top - pad.bottom);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((t) => t * max);
   const label = (t: number) => new Date(t).toISOString().slice(5, 16).replace("T", " ");
@@ -38,7 +61,7 @@ export function LineChart({ title, times, series, format }: { title: string; tim
               {label(times[0]!)}
             </text>
             <text x={width - pad.right} y={height - 8} text-anchor="end">
-              {label(times[times.length - 1]!)}
+              {label(horizon)}
             </text>
           </>
         )}
@@ -62,6 +85,25 @@ export function LineChart({ title, times, series, format }: { title: string; tim
             </g>
           );
         })}
+        {ahead.map((f) => {
+          const index = series.findIndex((s) => s.name === f.name);
+          const s = series[index];
+          const i = s ? s.values.map((v, k) => (v === null ? -1 : k)).reduce((a, b) => Math.max(a, b), -1) : -1;
+          if (!s || i < 0) return null;
+          const value = s.values[i]!;
+          // Clipped at the horizon: the projection goes on, the chart does not.
+          const end = Math.min(f.fullAt, horizon);
+          const endValue = f.fullAt > times[i]! ? value + ((f.level - value) * (end - times[i]!)) / (f.fullAt - times[i]!) : f.level;
+          const colour = COLOURS[index % COLOURS.length]!;
+          return (
+            <g key={`forecast-${f.name}`} data-forecast={f.name}>
+              <title>{`${f.name}: requests reach allocatable ${format(f.level)} at ${fullAtText(f.fullAt, last)}`}</title>
+              <line class="allocatable" x1={pad.left} x2={width - pad.right} y1={y(f.level)} y2={y(f.level)} stroke={colour} stroke-width={1} stroke-dasharray="2 4" />
+              <line class="projection" x1={x(i)} y1={y(value)} x2={at(end)} y2={y(endValue)} stroke={colour} stroke-width={2} stroke-dasharray="1 4" />
+              {f.fullAt <= horizon && <path class="full-marker" d={`M${at(f.fullAt).toFixed(1)},${(y(f.level) - 7).toFixed(1)}l6,7l-6,7l-6,-7z`} fill={colour} />}
+            </g>
+          );
+        })}
       </svg>
       <figcaption>
         <strong>{title}</strong>
@@ -75,6 +117,15 @@ export function LineChart({ title, times, series, format }: { title: string; tim
             </li>
           ))}
         </ul>
+        {forecasts.length > 0 && (
+          <ul class="chart-forecasts">
+            {forecasts.map((f) => (
+              <li key={f.name} data-forecast-group={f.name} data-full-at={f.fullAt === null ? "" : new Date(f.fullAt).toISOString()}>
+                {f.name}: {f.fullAt === null ? "no trend to full (requests not growing towards allocatable within a year)" : `requests reach allocatable ${format(f.level)} on ${fullAtText(f.fullAt, last)}`}
+              </li>
+            ))}
+          </ul>
+        )}
       </figcaption>
     </figure>
   );

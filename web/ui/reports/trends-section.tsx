@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { gql, type ApiError } from "../api";
 import { ErrorNote } from "../error-note";
 import { bytes, cores } from "../format";
-import { LineChart, type Series } from "./charts";
+import { LineChart, type Forecast, type Series } from "./charts";
 import { GroupBySelect, groupingVariable, keyText, PERIODS, PeriodSelect } from "./report-controls";
 
 const WINDOWS = 12;
@@ -17,18 +17,26 @@ interface WindowGroups {
   groups: { key: { value: string | null }[]; trends: { samples: number; cpu: Trend; memory: Trend } | null }[];
 }
 
+interface ForecastGroups {
+  groups: { key: { value: string | null }[]; cpu: { allocatable: number }; memory: { allocatable: number }; forecast: { cpuRequestsFullAt: string | null; memoryRequestsFullAt: string | null } | null }[];
+}
+
+/** The whole period's forecast per group (hourly points need the period, not one window). */
+const FORECAST = `forecast: capacityReport(groupBy: $groupBy, trendsSince: $since0, trendsUntil: $until${WINDOWS - 1}) {
+  groups { key { value } cpu { allocatable } memory { allocatable } forecast { cpuRequestsFullAt memoryRequestsFullAt } } }`;
+
 function trendsQuery(windows: number): string {
   const fields = `groups { key { value } trends { samples cpu { p95Usage p95Requests } memory { p95Usage p95Requests } } }`;
   const parts = Array.from({ length: windows }, (_, i) => `w${i}: capacityReport(groupBy: $groupBy, trendsSince: $since${i}, trendsUntil: $until${i}) { ${fields} }`);
   const variables = Array.from({ length: windows }, (_, i) => `$since${i}: DateTime!, $until${i}: DateTime!`).join(", ");
-  return `query Trends($groupBy: [ReportGrouping!], ${variables}) { ${parts.join("\n")} }`;
+  return `query Trends($groupBy: [ReportGrouping!], ${variables}) { ${parts.join("\n")}\n${FORECAST} }`;
 }
 
 export function TrendsSection() {
   const [by, setBy] = useState("NODE_POOL");
   const [period, setPeriod] = useState(PERIODS[1]![0]);
   const [measure, setMeasure] = useState<"p95Usage" | "p95Requests">("p95Usage");
-  const [data, setData] = useState<{ times: number[]; cpu: Series[]; memory: Series[] } | undefined>();
+  const [data, setData] = useState<{ times: number[]; cpu: Series[]; memory: Series[]; cpuForecast: Forecast[]; memoryForecast: Forecast[] } | undefined>();
   const [error, setError] = useState<ApiError | undefined>();
 
   useEffect(() => {
@@ -42,7 +50,7 @@ export function TrendsSection() {
       variables[`until${i}`] = new Date(until - (WINDOWS - i - 1) * step).toISOString();
       times.push(until - (WINDOWS - i - 1) * step);
     }
-    gql<Record<string, WindowGroups>>(trendsQuery(WINDOWS), variables).then(
+    gql<Record<string, WindowGroups> & { forecast: ForecastGroups }>(trendsQuery(WINDOWS), variables).then(
       (answer) => {
         if (!current) return;
         const names = new Set<string>();
@@ -55,7 +63,15 @@ export function TrendsSection() {
               return trends && trends.samples > 0 ? pick(trends) : null;
             }),
           }));
-        setData({ times, cpu: series((t) => t.cpu[measure]), memory: series((t) => t.memory[measure]) });
+        const forecasts = (resource: "cpu" | "memory"): Forecast[] =>
+          answer.forecast.groups
+            .filter((g) => names.has(keyText(g.key)))
+            .map((g) => {
+              const fullAt = g.forecast?.[resource === "cpu" ? "cpuRequestsFullAt" : "memoryRequestsFullAt"];
+              return { name: keyText(g.key), level: g[resource].allocatable, fullAt: fullAt ? Date.parse(fullAt) : null };
+            })
+            .sort((a, b) => a.name.localeCompare(b.name));
+        setData({ times, cpu: series((t) => t.cpu[measure]), memory: series((t) => t.memory[measure]), cpuForecast: forecasts("cpu"), memoryForecast: forecasts("memory") });
         setError(undefined);
       },
       (e) => current && setError(e),
@@ -85,8 +101,8 @@ export function TrendsSection() {
           </p>
         ) : (
           <div class="charts">
-            <LineChart title={`CPU ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.cpu} format={cores} />
-            <LineChart title={`Memory ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.memory} format={bytes} />
+            <LineChart title={`CPU ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.cpu} format={cores} forecasts={measure === "p95Requests" ? data.cpuForecast : []} />
+            <LineChart title={`Memory ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.memory} format={bytes} forecasts={measure === "p95Requests" ? data.memoryForecast : []} />
           </div>
         ))}
     </section>
