@@ -1,13 +1,14 @@
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
 import { authorisationPlugin } from "../auth/authorisation-plugin.js";
 import { createOperationPolicy } from "../auth/operation-policy.js";
 import { localLimiter, SharedRateLimiter, type MutationLimiter } from "../auth/shared-rate-limiter.js";
 import type { Principal } from "../auth/principal.js";
 import { whoamiResolvers } from "../auth/whoami-resolvers.js";
+import { rateLimitResolvers } from "../auth/rate-limit-resolvers.js";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
 import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import { planClusters, sourceFromKubeconfigText, type ClusterPlan, type ClusterSource } from "../cluster/cluster-sources.js";
@@ -58,6 +59,8 @@ import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
 import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
 import { nodeLifecycleResolvers } from "../node-lifecycle/node-lifecycle-resolvers.js";
 import { KubeletConfigReader } from "../node-lifecycle/kubelet-config.js";
+import { DebugPods } from "../node-lifecycle/debug-pods.js";
+import { KubeProxyModes } from "../node-lifecycle/kube-proxy-mode.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -87,6 +90,8 @@ export interface AppOverrides {
   keepAliveMs?: number;
   /** Drain timings (retry, poll, heartbeat, takeover) and this replica's name as a drain runner. */
   maintenanceTuning?: MaintenanceTuning & { identity?: string };
+  /** Between sweeps of expired debugging pods (default 15 s). */
+  debugPodSweepMs?: number;
   /** How often the tokens file is polled and how soon the JWKS may be fetched again (tests shorten them). */
   authTuning?: AuthTuning;
   /** Filled as the app starts with what tests wait on (e.g. the hub's subscriber count) rather than sleep. */
@@ -143,6 +148,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
+  let debugPods: DebugPods | undefined;
   let nodeEvents: NodeEventsRecorder | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<void> | undefined;
@@ -287,6 +293,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const leader = recorder;
       sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
       sampler.start();
+      // Expired debugging pods are swept by the replica recording the cluster, like trends.
+      debugPods = new DebugPods({ clusters, inventory, database, pubsub, logger: logger.child({ component: "debug-pods" }), leads: (cluster) => leader.leads(cluster), impersonate: config.auth.impersonate, ...(overrides.debugPodSweepMs ? { sweepMs: overrides.debugPodSweepMs } : {}) });
+      debugPods.start();
       // Node events follow the history lease too; they are written apart from node history (own queue, own table).
       const nodeEventsStore = new NodeEventsStore(database, logger);
       nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster), leadership: leader.leadership });
@@ -303,11 +312,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         subscriptionResolvers(hub, overrides.subscriberQueue, clusters, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
+        rateLimitResolvers(config.limits.maxQueryCost, rate, () => limiter),
         // Node facts (issue 15): node changes, labels and taints, drains listed.
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
-        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters)),
+        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters), debugPods, new KubeProxyModes(clusters)),
       ];
       const schema = buildSchema(resolverSets);
       // The live inventory's queries compiled, nodes' JSON reused, large answers written as bytes
@@ -350,7 +360,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         stopOnTerminationSignals: false,
         // The same rules as /graphql: policy (role, depth, cost), subscriptions only over WebSocket, introspection.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), ApolloServerPluginInlineTraceDisabled(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
         introspection: config.introspection !== false,
         validationRules: config.introspection === false ? [NoServiceSdl] : [],
       });
@@ -382,7 +392,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
           metrics: metrics.handler((req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))),
           readiness: async () => {
             const up = await db.ping();
-            const checks: Readiness["checks"] = { database: up ? { ok: true } : { ok: false, detail: "not answering" } };
+            // A full disk answers reads (the ping) and refuses every write: unavailable all the same.
+            const full = recorder!.status.diskFull;
+            const checks: Readiness["checks"] = {
+              database: !up ? { ok: false, detail: "not answering" } : full ? { ok: false, detail: "disk full: writes fail (history buffered, the cache still served)" } : { ok: true },
+            };
             for (const cache of registry.all()) {
               const status = cache.status();
               // A cluster still loading holds readiness back; one that failed does not, so an
@@ -477,7 +491,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["graphql", () => Promise.all([apollo?.stop(), subgraph?.stop()])],
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
-      ["trends", () => sampler?.stop()],
+      ["trends", () => Promise.all([sampler?.stop(), debugPods?.stop()])],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
       ["subscriptions", async () => (clusterFeed?.stop(), await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],
