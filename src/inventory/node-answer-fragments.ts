@@ -14,12 +14,12 @@ import type { InventoryService } from "./inventory-service.js";
  * The Node fields never cached, because they read something besides the node, its pods and its
  * metrics sample: history and drains (the database), events, heartbeats (their age is as of
  * each answer), the kubelet's configuration and logs (asked of the kubelet), eviction outlook
- * (other nodes). A test checks these and the groups together against the schema's Node type,
+ * (other nodes), debug pods and kube-proxy's mode (other objects of the cluster). A test checks these and the groups together against the schema's Node type,
  * so a field added to the schema is a decision here, not silently uncached or wrongly cached.
  */
 export const UNCACHED_NODE_FIELDS = [
   "activeDrain", "conditionTransitions", "maintenanceEvents", "changes", "events", "heartbeatTime", "heartbeatAgeSeconds",
-  "evictionOutlook", "kubeletConfig", "kubeletConfigUnavailableReason", "logs",
+  "evictionOutlook", "kubeletConfig", "kubeletConfigUnavailableReason", "logs", "debugPods", "kubeProxyMode",
 ] as const;
 
 export function nodeAnswerFragments(inventory: InventoryService): CachedAnswerType<CachedNode> {
