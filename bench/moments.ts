@@ -7,6 +7,7 @@
 // changes. Each query figure is beside its floor: JSON.stringify of the same answer in this
 // process, measured in the same run.
 // Usage: npm run bench:moments [-- --nodes 5000 --service-bin OTHER/bin/node-inventory.js --json FILE]
+// BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes Node options to the service.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,7 +40,7 @@ const sim = await spawnUntil(
   ["--max-old-space-size=4096"],
 );
 const simUrl = sim.match[0]!;
-const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig, "--data-dir", "memory"], /"url":"([^"]+)","graphql"/, {}, [], values["service-bin"]);
+const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig, "--data-dir", "memory"], /"url":"([^"]+)","graphql"/, {}, process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [], values["service-bin"]);
 const url = service.match[1]!;
 
 async function post(text: string): Promise<any> {
