@@ -1,5 +1,5 @@
 // Every bench at its default size, one after another, and one JSON summary.
-// Benches that take --json (inventory, subscriptions, cache-memory, many-clusters) give figures beside their peer or floor;
+// Benches that take --json (inventory, moments, subscriptions, cache-memory, many-clusters) give figures beside their peer or floor;
 // the others' printed lines are kept as they are.
 // Usage: npm run bench [-- --json .bench/results.json --only inventory,subscriptions]
 import { spawn } from "node:child_process";
@@ -9,9 +9,9 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { PACKAGE_ROOT } from "../src/package-info.js";
 
-const BENCHES = ["inventory", "subscriptions", "cache-memory", "many-clusters", "cold-start", "node-filter", "capacity-report", "availability-report", "history", "history-store", "drain", "fragment-fan-out", "sim-scale"];
+const BENCHES = ["inventory", "moments", "subscriptions", "cache-memory", "many-clusters", "cold-start", "node-filter", "capacity-report", "availability-report", "history", "history-store", "drain", "fragment-fan-out", "sim-scale"];
 /** The benches that write their figures as JSON (BenchReport in support.ts). */
-const WITH_JSON = new Set(["inventory", "subscriptions", "cache-memory", "many-clusters"]);
+const WITH_JSON = new Set(["inventory", "moments", "subscriptions", "cache-memory", "many-clusters"]);
 
 const { values } = parseArgs({ options: { json: { type: "string", default: ".bench/results.json" }, only: { type: "string" } } });
 const chosen = values.only ? values.only.split(",").map((s) => s.trim()) : BENCHES;

@@ -8,9 +8,9 @@ import { BIN, BIN_NODE_FLAGS } from "../src/package-info.js";
 
 export { BIN };
 
-/** Spawns `node-inventory args…`, as its shebang starts node plus `nodeArgs`, and resolves once `ready` matches a stdout line. */
-export function spawnUntil(args: string[], ready: RegExp, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, ...nodeArgs, BIN, ...args], {
+/** Spawns `node-inventory args…` (or another build's `bin`), as its shebang starts node plus `nodeArgs`, and resolves once `ready` matches a stdout line. */
+export function spawnUntil(args: string[], ready: RegExp, env: Record<string, string> = {}, nodeArgs: string[] = [], bin = BIN): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, ...nodeArgs, bin, ...args], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -1,3 +1,5 @@
+import type { CompileCost } from "../performance/executor.js";
+
 /**
  * What a test (or an embedding program) can watch the app do, so it waits on the event itself
  * instead of sleeping: handed in through AppOverrides.probes and wired by createApp as it starts.
@@ -7,8 +9,10 @@ export class AppProbes {
   subscriberCount: () => number = () => 0;
   /** The ids of the drains this replica's runners are executing now (none before start). */
   drainsRunning: () => readonly string[] = () => [];
-  /** How many operations graphql-jit has compiled (graphql/executor.ts). */
+  /** How many operations graphql-jit has compiled (performance/executor.ts). */
   compiledOperations: () => number = () => 0;
-  /** How many answers were made of prerendered node fragments (graphql/answer-fragments.ts). */
+  /** How many answers were made of prerendered node fragments (performance/answer-fragments.ts). */
   answersFromFragments: () => number = () => 0;
+  /** What compiling documents has cost so far (performance/executor.ts). */
+  compileCost: () => CompileCost = () => ({ count: 0, totalMs: 0, maxMs: 0 });
 }

@@ -17,9 +17,9 @@ import { openDatabase, type Database } from "../db/database.js";
 import { migrate } from "../db/migrator.js";
 import { requestOf, type RequestContext } from "../graphql/context.js";
 import { formatError } from "../graphql/errors.js";
-import { compiledExecutorGateway } from "../graphql/executor.js";
+import { answerCache } from "../performance/answer-cache.js";
 import { graphqlHttpHandler } from "../graphql/http-handler.js";
-import { PrerenderedAnswers } from "../graphql/prerendered-json.js";
+import { PrerenderedAnswers } from "../performance/prerendered-json.js";
 import { nodeAnswerFragments } from "../inventory/node-answer-fragments.js";
 import { InFlightLimiter } from "../graphql/in-flight.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
@@ -320,22 +320,20 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters), debugPods, new KubeProxyModes(clusters)),
       ];
       const schema = buildSchema(resolverSets);
-      // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
-      // Each node's part of an answer is written once and reused while its node, pods and metrics
-      // sample are unchanged (inventory/node-answer-fragments.ts), and the answer's bytes go to
-      // the socket as they are (graphql/prerendered-json.ts).
-      const gateway = compiledExecutorGateway(schema, {
+      // The live inventory's queries compiled, nodes' JSON reused, large answers written as bytes
+      // (src/performance); `--answer-cache=off` runs plain graphql-js.
+      const fastPaths = answerCache(config.answerCache !== false, schema, prerenderedAnswers, {
         answerFragments: { types: [nodeAnswerFragments(inventory)], partitionOf: (context) => (context as RequestContext).principal?.role ?? "" },
         requestOf: (context) => requestOf(context as RequestContext),
       });
       if (overrides.probes) {
-        overrides.probes.compiledOperations = gateway.compiled;
-        overrides.probes.answersFromFragments = gateway.answeredFromFragments;
+        overrides.probes.compiledOperations = fastPaths.compiled;
+        overrides.probes.answersFromFragments = fastPaths.answeredFromFragments;
+        overrides.probes.compileCost = fastPaths.compileCost;
       }
       apollo = new ApolloServer<RequestContext>({
-        gateway,
+        ...fastPaths.execution,
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
-        stringifyResult: prerenderedAnswers.stringifyResult,
         includeStacktraceInErrorResponses: false,
         // On by default; said here because the local admin of a server without auth depends on it.
         csrfPrevention: CSRF_PREVENTION,
@@ -457,6 +455,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         introspection: config.introspection !== false,
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
+        textFrames: fastPaths.textFrames,
         inFlight,
         limits: {
           connectionsPerCaller: config.limits.maxWebSocketsPerCaller,

@@ -107,6 +107,8 @@ export interface Config {
   logFormat?: LogFormat;
   /** Whether the schema may be introspected (absent: yes). NODE_ENV never changes it. */
   introspection?: boolean;
+  /** False runs every operation on plain graphql-js and sends plain JSON and ws frames (absent: on; src/performance). */
+  answerCache?: boolean;
   clusters: ClustersConfig;
   history: HistoryConfig;
   auth: AuthConfig;
@@ -145,6 +147,12 @@ export const SETTINGS = {
   logLevel: { flag: "log-level", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join("|") },
   logFormat: { flag: "log-format", env: "LOG_FORMAT", default: undefined, help: "json|pretty (default pretty when stdout is a terminal, else json)" },
   introspection: { flag: "introspection", env: "INTROSPECTION", default: "true", help: "answer the standard introspection query (true|false)" },
+  answerCache: {
+    flag: "answer-cache",
+    env: "ANSWER_CACHE",
+    default: "on",
+    help: "on|off: compiled execution, reused answer fragments and direct WebSocket frames (src/performance); off is plain graphql-js",
+  },
   kubeconfig: {
     flag: "kubeconfig",
     env: "KUBECONFIG",
@@ -294,6 +302,7 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     logLevel,
     ...(logFormat ? { logFormat } : {}),
     ...(booleanSetting("introspection", flags, env) ? {} : { introspection: false }),
+    ...(onOffSetting("answerCache", flags, env) ? {} : { answerCache: false }),
     ...metricsOperations(flags, env),
     database: databaseConfig(flags, env),
     clusters: clustersConfig(flags, env),
@@ -367,6 +376,14 @@ function switchSetting(name: SettingName, flags: Record<string, unknown>, env: N
   if (text === "" || text === "false" || text === "0" || text === "no") return false;
   if (text === "true" || text === "1" || text === "yes") return true;
   throw new ConfigError(`${s.env}: "${text}" is not true or false`);
+}
+
+/** A setting spelled on/off (also true/false), from its flag, variable or default. */
+function onOffSetting(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): boolean {
+  const text = pick(name, flags, env)!.trim().toLowerCase();
+  if (text === "on" || text === "true") return true;
+  if (text === "off" || text === "false") return false;
+  throw new ConfigError(`${describeSource(name, flags)}: "${text}" is not on or off`);
 }
 
 /** A setting spelled true/false (also 1/0, yes/no), from its flag, variable or default. */

@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, statfsSync } from "node:fs";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { redactDatabaseUrl, type DatabaseConfig } from "../config/config.js";
 import { redactUrlsIn } from "../log/redact-url.js";
+import { useLiftoffOnly } from "../performance/v8-flags.js";
 import { PrismaClient } from "./generated/client.js";
 import { DataDirLockedError, lockDataDir } from "./pglite-lock.js";
 import { INITDB_ARGS, readPgliteSeed } from "./pglite-seed.js";
@@ -121,26 +121,6 @@ const PGLITE_CHECKPOINT_MS = 60_000;
  */
 const IN_MEMORY_WAL_CHECK_MS = 2_000;
 const IN_MEMORY_WAL_CHECKPOINT_BYTES = 8 * 1024 * 1024;
-
-/**
- * PGlite's PostgreSQL is a 9 MB WebAssembly module. V8 runs it first with its baseline compiler
- * (Liftoff) and recompiles its hot functions with TurboFan on background threads, whose working
- * memory the C allocator keeps once freed: in a bare script (PGlite in memory, migrated, a
- * 5,000-node history write) 513-549 MiB resident and 6.3-10.1 CPU s with tier-up, 431-453 MiB
- * and 5.0-6.6 CPU s Liftoff only. The price is in steady work once TurboFan would have warmed up:
- * eight more rounds of 5,000 writes took 10-15 % more CPU, and reads (a 100,000-row scan and 50
- * index lookups, 20 rounds) 1.2-1.7x the CPU. The flag is the process's, so Prisma's query
- * compiler (WebAssembly too) runs on Liftoff as well. A --liftoff-only / --no-liftoff-only of the
- * caller's own wins.
- */
-function useLiftoffOnly(): void {
-  // Once per process: a test run opens hundreds of databases.
-  if (liftoffDecided) return;
-  liftoffDecided = true;
-  if (process.execArgv.some((arg) => /^--(no-)?liftoff[-_]only/.test(arg))) return;
-  setFlagsFromString("--liftoff-only");
-}
-let liftoffDecided = false;
 
 async function openPglite(dataDir: string, options: OpenOptions): Promise<Database> {
   const inMemory = dataDir === "memory";

@@ -6,7 +6,7 @@ import { requestOf, type RequestContext } from "./context.js";
 import { AppError, ErrorCode } from "./errors.js";
 import type { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
-import type { PrerenderedAnswers } from "./prerendered-json.js";
+import type { PrerenderedAnswers } from "../performance/prerendered-json.js";
 
 /** The largest request body accepted; GraphQL documents are small, so this is generous. */
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -13,7 +13,7 @@ import { InFlightLimiter } from "./in-flight.js";
 import { checkNesting } from "./operation-limits.js";
 import { sharedEventSubscribe } from "./shared-event-execution.js";
 import { NextMessages } from "./shared-next-message.js";
-import { sendTextFrame, sendTextFrameNow } from "./websocket-text-frame.js";
+import { sendTextFrame, sendTextFrameNow } from "../performance/websocket-text-frame.js";
 
 const REFUSAL_CLOSE = {
   [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
@@ -44,6 +44,8 @@ export interface GraphqlWebSocketOptions {
   /** False refuses introspection, as HTTP does (`--introspection false`). */
   introspection?: boolean;
   formatError(error: GraphQLError): GraphQLFormattedError;
+  /** Whether messages are written as single frames beside ws's sender (performance/websocket-text-frame.ts); false: ws's own send. */
+  textFrames?: boolean;
   /** Interval of WebSocket pings; a peer that misses a pong for as long is dropped. */
   keepAliveMs?: number;
   maxPayloadBytes?: number;
@@ -131,7 +133,7 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
       // same text graphql-ws's next would send (its onNext is ours, payloadFor), without its loop's
       // promises per subscriber. A connection with data still waiting takes it through graphql-ws,
       // whose awaited send holds the rest in the subscription's bounded queue (the 1013 cut-off).
-      if (to && Symbol.asyncIterator in results) results.deliverNow = (result) => sendTextFrameNow(to.socket, to.tcp, nextMessages.messageFor(to.id, result));
+      if (to && options.textFrames && Symbol.asyncIterator in results) results.deliverNow = (result) => sendTextFrameNow(to.socket, to.tcp, nextMessages.messageFor(to.id, result));
       return results;
     },
     onConnect: async (ctx) => {
@@ -298,7 +300,9 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
           const text = nextMessages.take(data);
           return new Promise<void>((resolve, reject) => {
             if (socket.readyState !== socket.OPEN) return resolve();
-            sendTextFrame(socket, request.socket, text, (err) => (err ? reject(err) : resolve()));
+            const done = (err?: Error | null) => (err ? reject(err) : resolve());
+            if (options.textFrames) sendTextFrame(socket, request.socket, text, done);
+            else socket.send(text, done);
           });
         },
         close: (code, reason) => socket.close(code, reason),

@@ -1,15 +1,27 @@
 import type { CachedNode } from "../cluster/model.js";
-import type { CachedAnswerType } from "../graphql/answer-fragments.js";
+import type { CachedAnswerType } from "../performance/answer-fragments.js";
 import type { InventoryService } from "./inventory-service.js";
 
 /**
  * What each Node field's answer is computed from, so that a node's JSON can be written once and
- * reused while those inputs are unchanged (graphql/answer-fragments.ts). Cached nodes are
+ * reused while those inputs are unchanged (performance/answer-fragments.ts). Cached nodes are
  * immutable (a change replaces the object); the pod totals object is replaced whenever a pod
  * of the node changes (InventoryService.podTotals, per pod generation); the metrics sample is
  * replaced at every poll. A Node field missing here (history, drains, events, heartbeats,
  * anything added later) is never cached: a selection asking for one runs as before.
  */
+/**
+ * The Node fields never cached, because they read something besides the node, its pods and its
+ * metrics sample: history and drains (the database), events, heartbeats (their age is as of
+ * each answer), the kubelet's configuration and logs (asked of the kubelet), eviction outlook
+ * (other nodes), debug pods and kube-proxy's mode (other objects of the cluster). A test checks these and the groups together against the schema's Node type,
+ * so a field added to the schema is a decision here, not silently uncached or wrongly cached.
+ */
+export const UNCACHED_NODE_FIELDS = [
+  "activeDrain", "conditionTransitions", "maintenanceEvents", "changes", "events", "heartbeatTime", "heartbeatAgeSeconds",
+  "evictionOutlook", "kubeletConfig", "kubeletConfigUnavailableReason", "logs", "debugPods", "kubeProxyMode",
+] as const;
+
 export function nodeAnswerFragments(inventory: InventoryService): CachedAnswerType<CachedNode> {
   return {
     typeName: "Node",

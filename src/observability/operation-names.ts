@@ -20,6 +20,8 @@ export const SHIPPED_OPERATIONS: readonly string[] = [
   "NodeCluster",
   "NodeClusterStatus",
   "NodeFacts",
+  "NodeLifecycle",
+  "NodeLogs",
   "NodeMaintenance",
   "NodePage",
   "ReadyInGroup",

@@ -116,6 +116,14 @@ describe("first-contact settings", () => {
     assert.throws(() => loadConfig([], { INTROSPECTION: "maybe" }), /^ConfigError: INTROSPECTION: "maybe" is not true or false$/);
   });
 
+  test("the answer cache is on unless --answer-cache or ANSWER_CACHE says off", () => {
+    assert.equal(loadConfig([], {}).answerCache, undefined);
+    assert.equal(loadConfig(["--answer-cache=off"], {}).answerCache, false);
+    assert.equal(loadConfig([], { ANSWER_CACHE: "off" }).answerCache, false);
+    assert.equal(loadConfig(["--answer-cache", "on"], { ANSWER_CACHE: "off" }).answerCache, undefined);
+    assert.throws(() => loadConfig([], { ANSWER_CACHE: "fast" }), /^ConfigError: ANSWER_CACHE: "fast" is not on or off$/);
+  });
+
   test("--log-format / LOG_FORMAT is json or pretty; unset leaves it to the terminal", () => {
     assert.equal(loadConfig([], {}).logFormat, undefined);
     assert.equal(loadConfig(["--log-format", "pretty"], {}).logFormat, "pretty");

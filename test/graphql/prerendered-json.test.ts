@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { markLargeAnswer, markPrerendered, PRERENDERED_FIELD, PrerenderedAnswers, PrerenderedJson, serialiseResult } from "../../src/graphql/prerendered-json.js";
+import { markLargeAnswer, markPrerendered, PRERENDERED_FIELD, PrerenderedAnswers, PrerenderedJson, serialiseResult } from "../../src/performance/prerendered-json.js";
 
 const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 1, a: [null] });
 

@@ -85,6 +85,6 @@ describe("cordonNode and uncordonNode", () => {
     const unknown = await graphql(url, `mutation { uncordonNode(cluster: "elsewhere", name: "x") { name } }`);
     assert.equal(unknown.body.errors![0].extensions.code, "NOT_FOUND");
     const noName = await graphql(url, `mutation { cordonNode { name } }`);
-    assert.equal(noName.body.errors![0].extensions.code, "BAD_USER_INPUT");
+    assert.equal(noName.body.errors![0].extensions.code, "GRAPHQL_VALIDATION_FAILED");
   });
 });

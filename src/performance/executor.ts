@@ -17,14 +17,19 @@ import { markLargeAnswer, markPrerendered } from "./prerendered-json.js";
  * The root fields whose answers can be large: the live watch cache's (all 5,000 nodes of a
  * fleet are ~300,000 fields) and the capacity report (one group per node is ~200,000), where
  * graphql-js's per-field work, and the garbage it leaves under the serve command's heap bound,
- * is most of the time (the report by node: 230-270 ms compiled against 380 ms). Everything
+ * is most of the time (figures: docs/scaling.md). Everything
  * else (history, availability, the service's status, mutations, introspection) is small and
  * keeps graphql-js as it is.
  */
 const COMPILED_ROOT_FIELDS = new Set(["clusters", "nodes", "node", "capacityReport", "__typename"]);
 
 export interface CompiledExecutorOptions {
-  /** How many times a document is run by graphql-js before it is compiled (one-off queries never pay for compiling). */
+  /**
+   * How many times a document is run by graphql-js before it is compiled. Default 0: compiled at
+   * its first execution, so a new dashboard's first answer is as fast as its next. Compiling
+   * costs time once per document (measured: {@link CompiledExecutor.compileCost}), bounded by
+   * the document's size (MAX_DOCUMENT_TOKENS) and the number kept (`maxCompiled`).
+   */
   compileAfter?: number;
   /** Compiled documents kept (least recently used dropped first). */
   maxCompiled?: number;
@@ -71,7 +76,7 @@ interface Compiled {
  * variable gets graphql-js's own error, and jit never sees a document graphql-js would reject.
  */
 export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): CompiledExecutor {
-  const compileAfter = options.compileAfter ?? 1;
+  const compileAfter = options.compileAfter ?? 0;
   const maxCompiled = options.maxCompiled ?? 200;
   // A Map iterates in insertion order: re-inserting on use makes the first key the least recent.
   const cache = new Map<string, Compiled>();
@@ -88,6 +93,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
   };
 
   let compiledCount = 0;
+  const compileCost = { count: 0, totalMs: 0, maxMs: 0 };
   let answeredFromFragments = 0;
   const run = async (request: OperationRequest): Promise<ExecutionResult> => {
     const { document, operation, operationName, variables, contextValue } = request;
@@ -106,11 +112,16 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
     };
     if (!entry.query) {
       if (++entry.seen <= compileAfter) return asBytes(plain());
-      const compiled = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
+      const started = performance.now();
+      const compiled = compileOrFail(schema, document, operationName);
       // Compiling fails only on what validation already refused; graphql-js then says why.
-      if (!isCompiledQuery(compiled)) return asBytes(plain());
+      if (!compiled) return asBytes(plain());
       entry.query = compiled;
       entry.answerPlan = planAnswer(answerFragments, document, operation);
+      const ms = performance.now() - started;
+      compileCost.count++;
+      compileCost.totalMs += ms;
+      compileCost.maxMs = Math.max(compileCost.maxMs, ms);
       compiledCount++;
     }
     if (entry.answerPlan) {
@@ -123,11 +134,28 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: CompiledE
     }
     return asBytes(entry.query.query(undefined, contextValue, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult);
   };
-  return Object.assign(run, { compiled: () => compiledCount, answeredFromFragments: () => answeredFromFragments });
+  return Object.assign(run, { compiled: () => compiledCount, answeredFromFragments: () => answeredFromFragments, compileCost: () => ({ ...compileCost }) });
+}
+
+/** What compiling (and planning the fragments of) documents has cost so far. */
+export interface CompileCost {
+  count: number;
+  totalMs: number;
+  maxMs: number;
 }
 
 /** Runs one operation; `compiled()` counts the operations compiled so far, `answeredFromFragments()` the answers made of prerendered fragments. */
-export type CompiledExecutor = ((request: OperationRequest) => Promise<ExecutionResult>) & { compiled(): number; answeredFromFragments(): number };
+export type CompiledExecutor = ((request: OperationRequest) => Promise<ExecutionResult>) & { compiled(): number; answeredFromFragments(): number; compileCost(): CompileCost };
+
+/** The compiled query, or undefined when graphql-jit refuses or throws (the operation then runs on graphql-js). */
+function compileOrFail(schema: GraphQLSchema, document: DocumentNode, operationName: string | null): CompiledQuery | undefined {
+  try {
+    const compiled = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
+    return isCompiledQuery(compiled) ? compiled : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The operation's fragment plan; none when planning fails (the operation then runs as it always did). */
 function planAnswer(fragments: AnswerFragments | undefined, document: DocumentNode, operation: OperationDefinitionNode): FragmentPlan | null {
@@ -147,7 +175,7 @@ function compilable(set: SelectionSetNode): boolean {
  * Apollo Server's gateway interface, used for what it is: a way to put another executor behind
  * Apollo's parsing, validation, plugins and error formatting. The schema never changes.
  */
-export function compiledExecutorGateway(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): GatewayInterface & Pick<CompiledExecutor, "compiled" | "answeredFromFragments"> {
+export function compiledExecutorGateway(schema: GraphQLSchema, options: CompiledExecutorOptions = {}): GatewayInterface & Pick<CompiledExecutor, "compiled" | "answeredFromFragments" | "compileCost"> {
   const run = createCompiledExecutor(schema, options);
   const executor: GatewayExecutor = (context: GatewayGraphQLRequestContext) =>
     run({
@@ -170,5 +198,6 @@ export function compiledExecutorGateway(schema: GraphQLSchema, options: Compiled
     async stop() {},
     compiled: run.compiled,
     answeredFromFragments: run.answeredFromFragments,
+    compileCost: run.compileCost,
   };
 }

@@ -25,20 +25,31 @@ export class PrerenderedJson {
 export const PRERENDERED_FIELD = "nodeInventoryPrerendered";
 
 /**
- * Results' data to write as bytes (set by the executor, read by the serialiser), each with its
- * request's context: those holding PrerenderedJson values, and the other answers of the
- * executor's compiled root fields, the live inventory's and the capacity report's (they can be as large).
+ * How an answer's data says it is to be written as bytes, and for which request: carried by the
+ * data object itself under a symbol (JSON.stringify, Object.keys and Apollo's formatting skip
+ * symbol keys), so nothing outlives the answer and no table is shared between requests.
+ * Prerendered: it holds PrerenderedJson values. Otherwise it is one of the executor's large
+ * answers (live inventory, capacity report) written from its JSON text.
  */
-const answersToWrite = new WeakMap<object, { request: object; prerendered: boolean }>();
+const ANSWER_TO_WRITE = Symbol("node-inventory answer to write");
+
+interface AnswerToWrite {
+  request: object;
+  prerendered: boolean;
+}
+
+function mark(data: object, answer: AnswerToWrite): void {
+  Object.defineProperty(data, ANSWER_TO_WRITE, { value: answer, enumerable: false, configurable: true });
+}
 
 /** Marks `data` as holding PrerenderedJson values, for the request whose context value is `request`. */
 export function markPrerendered(data: object, request: object): void {
-  answersToWrite.set(data, { request, prerendered: true });
+  mark(data, { request, prerendered: true });
 }
 
 /** Marks `data` as a large answer (live inventory, capacity report) to write as bytes (see {@link PrerenderedAnswers}), for the request whose context value is `request`. */
 export function markLargeAnswer(data: object, request: object): void {
-  answersToWrite.set(data, { request, prerendered: false });
+  mark(data, { request, prerendered: false });
 }
 
 /** A result as Apollo's default writes it (`JSON.stringify(result) + "\n"`), as UTF-8, with the prerendered pieces copied in. */
@@ -122,7 +133,7 @@ function writeValue(value: unknown, writer: PieceWriter): void {
  * 9.4 MB of it: made, measured for Content-Length and converted to UTF-8 again for the socket.
  * For a result holding prerendered pieces this writes the bytes once and hands Apollo a token
  * instead, which the HTTP handler exchanges for them (`take`). A live inventory or capacity
- * report answer without them (a document's first sighting runs on graphql-js) is written the same way from its JSON
+ * report answer without them (a document graphql-jit could not compile) is written the same way from its JSON
  * text: the text with "\n" appended was a second string, flattened into a third copy (two bytes
  * a character once a node's text is not Latin-1) for the socket to encode into a fourth.
  * Every other result is Apollo's default, `JSON.stringify(result) + "\n"`.
@@ -135,7 +146,7 @@ export class PrerenderedAnswers {
   private readonly waiting = new WeakMap<object, Buffer>();
 
   readonly stringifyResult = (result: FormattedExecutionResult): string => {
-    const answer = result.data ? answersToWrite.get(result.data) : undefined;
+    const answer = result.data ? ((result.data as Record<symbol, unknown>)[ANSWER_TO_WRITE] as AnswerToWrite | undefined) : undefined;
     if (!answer) return JSON.stringify(result) + "\n";
     this.waiting.set(answer.request, answer.prerendered ? serialiseResult(result) : jsonBytes(result));
     return TOKEN;
