@@ -92,7 +92,7 @@ describe("introspection turned off", () => {
     try {
       const http = await introspectOverHttp(program.url);
       assert.equal(http.status, 400);
-      assert.equal(http.body.errors![0].extensions.code, "BAD_USER_INPUT");
+      assert.equal(http.body.errors![0].extensions.code, "GRAPHQL_VALIDATION_FAILED");
       assert.match(http.body.errors![0].message, /introspection/i);
       const ws = await introspectOverWebSocket(program.url);
       assert.match(ws.errors![0].message, /introspection/i);
