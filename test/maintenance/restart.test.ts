@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { describe, test } from "node:test";
 import pg from "pg";
 import { drainOptions } from "../../src/maintenance/drain-plan.js";
-import { graphql, startTestApp } from "../support/app.js";
+import { graphql, ready, startTestApp } from "../support/app.js";
 import { BACKENDS, setDatabaseDown } from "../support/databases.js";
 import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
 import { OP } from "./operation-fields.js";
@@ -116,7 +116,9 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
     );
     try {
       const node = (sim.sim.cluster.list("pods", "payments") as any[]).find((p) => p.metadata.labels?.app === "ledger").spec.nodeName;
+      await ready(url);
       const r = await graphql(url, `mutation($n: String!) { drainNode(name: $n, options: { ignoreDaemonSets: true, force: true, deleteEmptyDirData: true, podSelector: "app=ledger", timeoutSeconds: 3 }) { id } }`, { n: node });
+      assert.ok(r.body.data?.drainNode, JSON.stringify(r.body.errors));
       const id = r.body.data.drainNode.id;
       await eventually(async () => (await graphql(url, GET, { id })).body.data.drainOperation.pods.some((p: any) => p.status === "BLOCKED"), "the drain to be blocked");
       // Down across the drain's deadline: it ends while nothing can be written.
