@@ -9,6 +9,10 @@ export class AppProbes {
   drainsRunning: () => readonly string[] = () => [];
   /** How many operations graphql-jit has compiled (graphql/executor.ts). */
   compiledOperations: () => number = () => 0;
+  /** Observations and reconciles the history recorder has not finished writing (the write under way included). */
+  historyPending: () => number = () => 0;
+  /** Each node in a cluster's cache with the resourceVersion the cache holds (empty for a cluster not watched). */
+  cachedNodeVersions: (cluster: string) => Record<string, string> = () => ({});
   /** How many answers were made of prerendered node fragments (graphql/answer-fragments.ts). */
   answersFromFragments: () => number = () => 0;
 }
