@@ -1,7 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
-import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
 import { authorisationPlugin } from "../auth/authorisation-plugin.js";
 import { createOperationPolicy } from "../auth/operation-policy.js";
@@ -302,8 +301,6 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const subgraph = new ApolloServer<RequestContext>(
         apolloOptions(apolloRules, {
           schema: buildSubgraph(resolverSets, inventory),
-          // "Enabling inline tracing for this subgraph" and the like, turned off.
-          plugins: [ApolloServerPluginInlineTraceDisabled()],
           validationRules: introspection ? [] : [NoServiceSdl],
         }),
       );

@@ -104,7 +104,7 @@ function representationProblem(representation: unknown): string | undefined {
 export const NoServiceSdl: ValidationRule = (context) => ({
   Field(node) {
     if (node.name.value === "_service" && context.getParentType()?.name === "Query") {
-      context.reportError(new GraphQLError("The subgraph's SDL is not served: introspection is disabled on this server", { nodes: node, extensions: { code: ErrorCode.BAD_USER_INPUT } }));
+      context.reportError(new GraphQLError("The subgraph's SDL is not served: introspection is disabled on this server", { nodes: node, extensions: { code: ErrorCode.GRAPHQL_VALIDATION_FAILED } }));
     }
   },
 });

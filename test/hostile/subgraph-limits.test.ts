@@ -102,9 +102,11 @@ describe("/subgraph with --introspection false", () => {
     const sdl = await subgraph(url, "{ _service { sdl } }");
     assert.equal(sdl.status, 400);
     assert.deepEqual(sdl.body.errors?.map((e) => ({ code: e.extensions.code, message: e.message })), [
-      { code: "BAD_USER_INPUT", message: "The subgraph's SDL is not served: introspection is disabled on this server" },
+      { code: "GRAPHQL_VALIDATION_FAILED", message: "The subgraph's SDL is not served: introspection is disabled on this server" },
     ]);
-    assert.equal((await subgraph(url, "{ __schema { types { name } } }")).status, 400);
+    const schema = await subgraph(url, "{ __schema { types { name } } }");
+    assert.equal(schema.status, 400);
+    assert.equal(schema.body.errors?.[0]?.extensions.code, "GRAPHQL_VALIDATION_FAILED");
     await servedMeanwhile(url);
   });
 });
