@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
 import { after, before, describe, test } from "node:test";
+import type { AppProbes } from "../../src/app/app-probes.js";
 import type { App } from "../../src/app/create-app.js";
 import type { Database } from "../../src/db/database.js";
 import { graphql, startTestApp } from "../support/app.js";
@@ -14,14 +16,16 @@ for (const backend of BACKENDS) {
     let fresh: TestDatabase;
     let db: Database;
     let app: App | undefined;
+    let probes: AppProbes;
     // PGlite lives in one process: the service and the test share one instance of it.
-    const start = async (identity: string) =>
-      (
-        await startTestApp(
-          { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
-          { ...(backend.name === "pglite" ? { database: db } : {}), recorderTuning: { ...FAST_LEASE, identity } },
-        )
-      ).app;
+    const start = async (identity: string) => {
+      const started = await startTestApp(
+        { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
+        { ...(backend.name === "pglite" ? { database: db } : {}), recorderTuning: { ...FAST_LEASE, identity } },
+      );
+      probes = started.probes;
+      return started.app;
+    };
 
     // Every test starts from one recording service that has recorded the cluster as first seen,
     // so each can run alone (--test-name-pattern) and none relies on another having run.
@@ -50,17 +54,19 @@ for (const backend of BACKENDS) {
       changes: await db.prisma.nodeChange.count(),
       maintenance: await db.prisma.maintenanceEvent.count(),
     });
-    const settled = async () => {
-      // Quiet for a moment: nothing more arrives.
-      let last = JSON.stringify(await counts());
-      await eventually(async () => {
-        await new Promise((r) => setTimeout(r, 300));
-        const now = JSON.stringify(await counts());
-        const same = now === last;
-        last = now;
-        return same;
-      }, "history settled", 10_000);
-    };
+    const simVersions = () => Object.fromEntries(cluster.sim.cluster.nodeNames().map((name) => [name, (cluster.sim.cluster.get("nodes", name) as any).metadata.resourceVersion as string]));
+    /** The service's cache holds what the cluster holds now. */
+    const cacheCaughtUp = () => eventually(() => isDeepStrictEqual(probes.cachedNodeVersions("sim"), simVersions()) || undefined, "the cache to hold the cluster's nodes as they are", 10_000);
+    /** History has caught up: the recorder leads, its cache holds the cluster as it is, and it has written all it was given. */
+    const settled = () =>
+      eventually(
+        async () => {
+          const led = (await graphql(app!.url, "{ service { history { leaderOf } } }")).body.data?.service.history.leaderOf;
+          return (led?.length === 1 && probes.historyPending() === 0 && isDeepStrictEqual(probes.cachedNodeVersions("sim"), simVersions())) || undefined;
+        },
+        "history caught up with the cluster",
+        10_000,
+      );
 
     test("on first start every node is recorded as created, with its conditions as first seen", async () => {
       const nodes = cluster.sim.cluster.nodeNames();
@@ -81,7 +87,8 @@ for (const backend of BACKENDS) {
       for (let i = 0; i < N; i++) {
         cluster.sim.cluster.advance(10_000);
         cluster.sim.cluster.setNodeCondition(node, "Ready", i % 2 === 0 ? "False" : "True", i % 2 === 0 ? "KubeletNotReady" : "KubeletReady");
-        await new Promise((r) => setTimeout(r, 50));
+        // Each flap seen by the service before the next: N watch events, not a relist.
+        await cacheCaughtUp();
       }
       const flaps = await eventually(async () => {
         const rows = await readyTransitions(node, false);
