@@ -7,6 +7,8 @@ export class AppProbes {
   subscriberCount: () => number = () => 0;
   /** The ids of the drains this replica's runners are executing now (none before start). */
   drainsRunning: () => readonly string[] = () => [];
+  /** The status a drain's runner on this replica last reported, before it is written (undefined when none runs it). */
+  drainRunnerStatus: (id: string) => string | undefined = () => undefined;
   /** How many operations graphql-jit has compiled (graphql/executor.ts). */
   compiledOperations: () => number = () => 0;
   /** Observations and reconciles the history recorder has not finished writing (the write under way included). */

@@ -252,7 +252,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         ...(runnerIdentity ? { identity: runnerIdentity } : {}),
         tuning: maintenanceTuning,
       });
-      if (overrides.probes) overrides.probes.drainsRunning = () => maintenance.runningIds();
+      if (overrides.probes) {
+        overrides.probes.drainsRunning = () => maintenance.runningIds();
+        overrides.probes.drainRunnerStatus = (id) => maintenance.runnerStatus(id);
+      }
       // Started after history, so stopped before it: the drains' last states and events are written.
       await parts.start({ name: "maintenance", stop: () => maintenance.stop() }, () => maintenance.start());
       // Trends follow the history lease: the replica recording a cluster samples it.

@@ -196,6 +196,11 @@ export class MaintenanceService {
     return [...this.runners.keys()];
   }
 
+  /** The status this replica's runner last reported for a drain, written or not yet (undefined when it runs elsewhere or has finished). */
+  runnerStatus(id: string): string | undefined {
+    return this.runners.get(id)?.operation.status;
+  }
+
   /** The freshest state: this replica's runner if it runs the drain, else the database. */
   async get(id: string): Promise<DrainOperation | undefined> {
     const local = this.runners.get(id);

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { isDeepStrictEqual } from "node:util";
 import { after, before, describe, test } from "node:test";
 import type { AppProbes } from "../../src/app/app-probes.js";
 import type { App } from "../../src/app/create-app.js";
 import type { Database } from "../../src/db/database.js";
-import { graphql, startTestApp } from "../support/app.js";
+import { cacheCaughtUp, cacheHolds, graphql, startTestApp } from "../support/app.js";
 import { BACKENDS, type TestDatabase } from "../support/databases.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
@@ -54,15 +53,12 @@ for (const backend of BACKENDS) {
       changes: await db.prisma.nodeChange.count(),
       maintenance: await db.prisma.maintenanceEvent.count(),
     });
-    const simVersions = () => Object.fromEntries(cluster.sim.cluster.nodeNames().map((name) => [name, (cluster.sim.cluster.get("nodes", name) as any).metadata.resourceVersion as string]));
-    /** The service's cache holds what the cluster holds now. */
-    const cacheCaughtUp = () => eventually(() => isDeepStrictEqual(probes.cachedNodeVersions("sim"), simVersions()) || undefined, "the cache to hold the cluster's nodes as they are", 10_000);
     /** History has caught up: the recorder leads, its cache holds the cluster as it is, and it has written all it was given. */
     const settled = () =>
       eventually(
         async () => {
           const led = (await graphql(app!.url, "{ service { history { leaderOf } } }")).body.data?.service.history.leaderOf;
-          return (led?.length === 1 && probes.historyPending() === 0 && isDeepStrictEqual(probes.cachedNodeVersions("sim"), simVersions())) || undefined;
+          return (led?.length === 1 && probes.historyPending() === 0 && cacheHolds(probes, cluster)) || undefined;
         },
         "history caught up with the cluster",
         10_000,
@@ -88,7 +84,7 @@ for (const backend of BACKENDS) {
         cluster.sim.cluster.advance(10_000);
         cluster.sim.cluster.setNodeCondition(node, "Ready", i % 2 === 0 ? "False" : "True", i % 2 === 0 ? "KubeletNotReady" : "KubeletReady");
         // Each flap seen by the service before the next: N watch events, not a relist.
-        await cacheCaughtUp();
+        await cacheCaughtUp(probes, cluster);
       }
       const flaps = await eventually(async () => {
         const rows = await readyTransitions(node, false);
