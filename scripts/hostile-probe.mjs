@@ -6,7 +6,8 @@
 //
 //   node scripts/hostile-probe.mjs --root /path/to/checkout --attack selector [--nodes 50] [--port 4877]
 //
-// Attacks: selector, in-list, subgraph, assets, connections, metrics-names.
+// Attacks: selector, in-list, subgraph, bad-representations, unresolved, pod-selector, assets,
+// connections, metrics-names.
 import { spawn, execFileSync } from "node:child_process";
 import { connect } from "node:net";
 import { parseArgs } from "node:util";
@@ -19,8 +20,19 @@ const port = Number(values.port);
 const url = `http://127.0.0.1:${port}`;
 
 const server = spawn(process.execPath, ["--max-semi-space-size=4", `${root}/bin/node-inventory.js`, "serve", "--port", String(port), "--simulate", values.nodes, "--data-dir", "memory", "--log-level", "warn"], {
-  stdio: ["ignore", "ignore", "inherit"],
+  stdio: ["ignore", "pipe", "inherit"],
   env: { ...process.env, NODE_ENV: "production" },
+});
+// Error lines the server logs (JSON, level 50 and up), and those with a TypeError.
+const logged = { errors: 0, typeErrors: 0 };
+let partial = "";
+server.stdout.on("data", (chunk) => {
+  const lines = (partial + chunk).split("\n");
+  partial = lines.pop();
+  for (const line of lines) {
+    if (/"level":(5|6)\d/.test(line)) logged.errors++;
+    if (line.includes("TypeError")) logged.typeErrors++;
+  }
 });
 const rss = () => Number(execFileSync("ps", ["-o", "rss=", "-p", String(server.pid)]).toString().trim()) * 1024;
 const mib = (bytes) => `${Math.round(bytes / 1024 / 1024)} MiB`;
@@ -90,8 +102,14 @@ const ATTACKS = {
     }));
     return "20000 sent";
   },
-  // 19,500 idle connections held (the open-files limit here is 20,000), then /healthz.
+  // 21,500 idle connections (19,500 here, 2,000 from a second process: one process may open
+  // 20,000 files here, the server too), then /healthz.
   connections: async () => {
+    const helper = spawn(process.execPath, ["-e", `
+      const net = require("node:net"); let n = 0;
+      for (let i = 0; i < 2000; i++) { const s = net.connect(${port}, "127.0.0.1", () => { if (++n === 2000) console.log("ready"); }); s.on("error", () => { if (++n === 2000) console.log("ready"); }); }
+      process.stdin.on("end", () => process.exit(0)); process.stdin.resume();`], { stdio: ["pipe", "pipe", "inherit"] });
+    await new Promise((resolve) => helper.stdout.once("data", resolve));
     const sockets = [];
     let refused = 0;
     for (let i = 0; i < 19_500; i += 500) {
@@ -106,7 +124,23 @@ const ATTACKS = {
     const healthzMs = Math.round(performance.now() - began);
     const open = sockets.filter((s) => !s.destroyed && !s.readableEnded).length;
     for (const s of sockets) s.destroy();
+    helper.stdin.end();
     return { healthz, healthzMs, stillOpen: open, refused };
+  },
+  // 4,998 malformed representations (no id, a type without a key, not an object).
+  "bad-representations": () =>
+    post("/subgraph", { query: "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name } } }", variables: { r: ids(4_998).map((i) => (i % 3 === 0 ? { __typename: "Node" } : i % 3 === 1 ? { __typename: "Pod", id: "x" } : "not an object")) } }),
+  // Two operations without operationName, an unknown operationName, an APQ hash that does not match.
+  unresolved: async () => {
+    const two = "query A { __typename } query B { __typename }";
+    const answers = [await post("/graphql", { query: two }), await post("/graphql", { query: two, operationName: "C" }), await post("/graphql", { query: "{ __typename }", extensions: { persistedQuery: { version: 1, sha256Hash: "ab".repeat(32) } } })];
+    return answers.map((a) => `${a.status} ${a.start.slice(0, 90)}`);
+  },
+  // A drain whose podSelector is 300 KB of a=b requirements (a dry run).
+  "pod-selector": async () => {
+    const { body } = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ nodes(first: 1) { edges { node { name } } } }" }) }).then(async (r) => ({ body: await r.json() }));
+    const name = body.data.nodes.edges[0].node.name;
+    return post("/graphql", { query: "mutation($n: String!, $o: DrainOptions) { drainNode(name: $n, options: $o) { id status message } }", variables: { n: name, o: { podSelector: ids(75_000).map(() => "a=b").join(","), dryRun: true } } });
   },
   // 400 invented operation names, then is the UI's "Fleet" still counted as itself?
   "metrics-names": async () => {
@@ -123,7 +157,7 @@ try {
   if (!attack) throw new Error(`--attack: one of ${Object.keys(ATTACKS).join(", ")}`);
   const before = rss();
   const { outcome, took, worst, peak } = await meanwhile(attack);
-  console.log(JSON.stringify({ root, attack: values.attack, outcome, attackMs: Math.round(took), typenameWorstMs: Math.round(worst), rssBefore: mib(before), rssPeak: mib(peak) }));
+  console.log(JSON.stringify({ root, attack: values.attack, outcome, attackMs: Math.round(took), typenameWorstMs: Math.round(worst), rssBefore: mib(before), rssPeak: mib(peak), logged }));
 } finally {
   server.kill("SIGTERM");
 }

@@ -7,6 +7,7 @@ import { createOperationPolicy } from "../auth/operation-policy.js";
 import { localLimiter, SharedRateLimiter, type MutationLimiter } from "../auth/shared-rate-limiter.js";
 import type { Principal } from "../auth/principal.js";
 import { whoamiResolvers } from "../auth/whoami-resolvers.js";
+import { rateLimitResolvers } from "../auth/rate-limit-resolvers.js";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
 import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import { planClusters, sourceFromKubeconfigText, type ClusterPlan, type ClusterSource } from "../cluster/cluster-sources.js";
@@ -57,6 +58,8 @@ import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
 import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
 import { nodeLifecycleResolvers } from "../node-lifecycle/node-lifecycle-resolvers.js";
 import { KubeletConfigReader } from "../node-lifecycle/kubelet-config.js";
+import { DebugPods } from "../node-lifecycle/debug-pods.js";
+import { KubeProxyModes } from "../node-lifecycle/kube-proxy-mode.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -88,6 +91,8 @@ export interface AppOverrides {
   keepAliveMs?: number;
   /** Drain timings (retry, poll, heartbeat, takeover) and this replica's name as a drain runner. */
   maintenanceTuning?: MaintenanceTuning & { identity?: string };
+  /** Between sweeps of expired debugging pods (default 15 s). */
+  debugPodSweepMs?: number;
   /** How often the tokens file is polled and how soon the JWKS may be fetched again (tests shorten them). */
   authTuning?: AuthTuning;
   /** Filled as the app starts with what tests wait on (e.g. the hub's subscriber count) rather than sleep. */
@@ -262,6 +267,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const trends = new TrendsStore(database, logger.child({ component: "trends" }));
       const sampler = new UsageSampler({ clusters: registry, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => recorder.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
       await parts.start({ name: "trends", stop: () => sampler.stop() }, () => sampler.start());
+      // Expired debugging pods are swept by the replica recording the cluster, like trends.
+      const debugPods = new DebugPods({ clusters: registry, inventory, database, pubsub, logger: logger.child({ component: "debug-pods" }), leads: (cluster) => recorder.leads(cluster), impersonate: config.auth.impersonate, ...(overrides.debugPodSweepMs ? { sweepMs: overrides.debugPodSweepMs } : {}) });
+      await parts.start({ name: "debug pods", stop: () => debugPods.stop() }, () => debugPods.start());
       // Node events follow the history lease too; they are written apart from node history (own queue, own table).
       const nodeEventsStore = new NodeEventsStore(database, logger);
       const nodeEvents = new NodeEventsRecorder({ clusters: registry, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => recorder.leads(cluster), leadership: recorder.leadership });
@@ -280,10 +288,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         subscriptionResolvers(hub, overrides.subscriberQueue, registry, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
+        rateLimitResolvers(config.limits.maxQueryCost, rate, () => limiter),
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyCluster),
         drainListResolvers(drains, maintenance, historyCluster),
         nodeMetadataResolvers(new NodeMetadataService({ clusters: registry, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
-        nodeLifecycleResolvers(inventory, registry, new KubeletConfigReader(registry)),
+        nodeLifecycleResolvers(inventory, registry, new KubeletConfigReader(registry), debugPods, new KubeProxyModes(registry)),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).

@@ -14,7 +14,11 @@ export interface ReadinessSources {
 export function readinessOf({ database, clusters, recorder }: ReadinessSources): () => Promise<Readiness> {
   return async () => {
     const up = await database.ping();
-    const checks: Readiness["checks"] = { database: up ? { ok: true } : { ok: false, detail: "not answering" } };
+    // A full disk answers reads (the ping) and refuses every write: unavailable all the same.
+    const full = recorder.status.diskFull;
+    const checks: Readiness["checks"] = {
+      database: !up ? { ok: false, detail: "not answering" } : full ? { ok: false, detail: "disk full: writes fail (history buffered, the cache still served)" } : { ok: true },
+    };
     for (const cache of clusters.all()) {
       const status = cache.status();
       // A cluster still loading holds readiness back; one that failed does not, so an

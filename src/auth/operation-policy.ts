@@ -104,6 +104,7 @@ export function createOperationPolicy(
             { reason: RefusalReason.QUERY_TOO_COSTLY, cost, maxCost: limits.maxSubscriptionEventCost },
           );
         }
+        context.operationCost = cost;
         if (cost > limits.maxQueryCost) {
           throw new AppError(
             ErrorCode.BAD_USER_INPUT,

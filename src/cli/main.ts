@@ -31,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
         ["label", "set or remove a node's labels (kubectl label)"],
         ["taint", "add or remove a node's taints (kubectl taint)"],
         ["drain", "drain a node and follow it (kubectl drain)"],
+        ["debug", "a debugging pod on a node (kubectl debug node/NAME)"],
       ] as const
     ).map(([name, summary]) => [name, { summary, help: FLEET_HELP[name], run: async (argv: string[]) => (await import("./fleet-commands.js")).fleetCommand(name, argv) }]),
   ),

@@ -95,6 +95,7 @@ fragment Group on CapacityGroup {
   cpu { ...Resource } memory { ...Resource } pods { ...Resource } ephemeralStorage { ...Resource }
   fit { pods nodesWithRoom nodesExcluded }
   trends { from to samples cpu { ...Trend } memory { ...Trend } }
+  forecast { cpuRequestsFullAt memoryRequestsFullAt }
 }`;
 
 /** The GraphQL operations the command sends, for tests that check them against the schema. */

@@ -60,6 +60,8 @@ export interface CapacityGroupData {
   ephemeralStorage: ResourceCapacityData;
   fit: { pods: number; nodesWithRoom: number; nodesExcluded: number } | null;
   trends: { from: string; to: string; samples: number; cpu: ResourceTrendData; memory: ResourceTrendData } | null;
+  /** Absent from answers of services before the forecast. */
+  forecast?: { cpuRequestsFullAt: string | null; memoryRequestsFullAt: string | null } | null;
 }
 
 /** Query.capacityReport as the CLI asks for it. */
@@ -242,7 +244,7 @@ function capacityColumns(report: CapacityData): { header: string[]; cells: (g: C
   const fit = report.podShape !== null;
   const trends = [report.total, ...report.groups].some((g) => g.trends);
   if (fit) header.push("FIT PODS", "NODES WITH ROOM");
-  if (trends) header.push("CPU P95", "CPU PEAK", "MEM P95", "MEM PEAK");
+  if (trends) header.push("CPU P95", "CPU PEAK", "MEM P95", "MEM PEAK", "CPU REQ FULL", "MEM REQ FULL");
   return {
     header,
     cells: (g) => [
@@ -255,7 +257,15 @@ function capacityColumns(report: CapacityData): { header: string[]; cells: (g: C
       count(g.pods.allocatable),
       ...(fit ? [count(g.fit?.pods ?? null), count(g.fit?.nodesWithRoom ?? null)] : []),
       ...(trends
-        ? [cores(g.trends?.cpu.p95Usage ?? null), cores(g.trends?.cpu.peakUsage ?? null), gib(g.trends?.memory.p95Usage ?? null), gib(g.trends?.memory.peakUsage ?? null)]
+        ? [
+            cores(g.trends?.cpu.p95Usage ?? null),
+            cores(g.trends?.cpu.peakUsage ?? null),
+            gib(g.trends?.memory.p95Usage ?? null),
+            gib(g.trends?.memory.peakUsage ?? null),
+            // The day requests reach allocatable at the trend; "-" when not within a year.
+            g.forecast?.cpuRequestsFullAt?.slice(0, 10) ?? "-",
+            g.forecast?.memoryRequestsFullAt?.slice(0, 10) ?? "-",
+          ]
         : []),
     ],
   };
@@ -294,6 +304,7 @@ export function capacityCsv(report: CapacityData): string {
     for (const resource of ["cpu", "memory"] as const) {
       for (const field of TREND_FIELDS) columns.push([`trends_${resource}_${snake(field)}`, (g) => g.trends?.[resource][field] ?? null]);
     }
+    columns.push(["forecast_cpu_requests_full_at", (g) => g.forecast?.cpuRequestsFullAt ?? null], ["forecast_memory_requests_full_at", (g) => g.forecast?.memoryRequestsFullAt ?? null]);
   }
   return reportCsv(report.groupBy, [...report.groups.map((row) => ({ kind: "group", row })), { kind: "total", row: report.total }], columns);
 }

@@ -21,6 +21,9 @@ export interface NodeChange {
   observedAt: Date;
 }
 
+/** How long a cluster may be without its watches before it counts as not live: longer than a watch's renewal takes. */
+export const STALE_SETTLE_MS = 1_000;
+
 export interface ClusterStatus {
   name: string;
   /** The node watch is established. */
@@ -34,8 +37,8 @@ export interface ClusterStatus {
   /** metrics.k8s.io answered the last poll. */
   metricsAvailable: boolean;
   /**
-   * Since when the cache has not been live (a watch of nodes or pods not established, or not
-   * yet synced): what it serves is the last known state. Undefined while live.
+   * Since when the cache has not been live (a watch of nodes or pods not established for longer
+   * than a renewal takes, or not yet synced): what it serves is the last known state. Undefined while live.
    */
   disconnectedSince?: Date;
   /** Times the cluster came back as another (its resourceVersions went back), each followed by a relist of everything. */
@@ -73,13 +76,16 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   private readonly metrics: MetricsPoller;
   /** Events about nodes and the nodes' Leases (heartbeats). */
   readonly facts: NodeFactsCache;
-  /** Not live from the start: nothing is known until the first sync. */
+  /** Since when the watches are not all established (a renewal, or a failure). */
   private notLiveSince: Date | undefined = new Date();
   /** metadata.uid of the kube-system namespace: a cluster's identity, where it may be read. */
   private clusterUid: string | undefined;
   private resets = 0;
   private lastResetAt: Date | undefined;
   private readonly logger: Logger;
+  /** The same once it has lasted {@link STALE_SETTLE_MS}: what the cluster's status says. Stale from the start, until the first sync. */
+  private staleSince: Date | undefined = this.notLiveSince;
+  private settleTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ClusterCacheOptions) {
     super();
@@ -135,6 +141,7 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.settleTimer);
     await Promise.all([this.nodeReflector.stop(), this.podReflector.stop(), this.metrics.stop(), this.facts.stop()]);
   }
 
@@ -149,19 +156,35 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(failed ? { lastError: failed.lastError } : {}),
       ...(failed?.lastErrorReason ? { lastErrorReason: failed.lastErrorReason } : {}),
       metricsAvailable: this.metrics.available,
-      ...(this.notLiveSince ? { disconnectedSince: this.notLiveSince } : {}),
+      ...(this.staleSince ? { disconnectedSince: this.staleSince } : {}),
       resets: this.resets,
       ...(this.lastResetAt ? { lastResetAt: this.lastResetAt } : {}),
     };
   }
 
-  /** Live: both watches established and both lists loaded; else the time it stopped being so is kept. */
+  /**
+   * Live: both watches established and both lists loaded. A watch that ends on its timeout is
+   * opened again within milliseconds, so a cluster counts as not live (stale) only once it has
+   * been so for {@link STALE_SETTLE_MS}, and from when it stopped being live; live again at once.
+   */
   private trackLiveness(): void {
     const nodes = this.nodeReflector.state;
     const pods = this.podReflector.state;
-    const live = nodes.connected && nodes.synced && pods.connected && pods.synced;
-    if (live) this.notLiveSince = undefined;
-    else this.notLiveSince ??= new Date();
+    if (nodes.connected && nodes.synced && pods.connected && pods.synced) {
+      clearTimeout(this.settleTimer);
+      this.settleTimer = undefined;
+      this.notLiveSince = this.staleSince = undefined;
+      return;
+    }
+    if (this.notLiveSince) return;
+    this.notLiveSince = new Date();
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      if (!this.notLiveSince) return;
+      this.staleSince = this.notLiveSince;
+      this.emit("status", this.status());
+    }, STALE_SETTLE_MS);
+    this.settleTimer.unref();
   }
 
   /**

@@ -12,6 +12,8 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
  * (graphql/operation-limits.ts).
  */
 export const MAX_REPRESENTATIONS = 5_000;
+/** Malformed representations answered each with its own error; past this many the call is refused whole (a router sends none). */
+export const MAX_MALFORMED_REPRESENTATIONS = 100;
 
 /** The entity keys other subgraphs join on: a node by its id (`<cluster>/<name>`), a cluster by its name. */
 const KEYS: Record<string, string> = { Node: "id", Cluster: "name" };
@@ -63,7 +65,8 @@ export function buildSubgraph(resolverSets: Resolvers[], inventory: InventorySer
  * `_entities` as @apollo/subgraph resolves it, with its representations checked first: more
  * than {@link MAX_REPRESENTATIONS} is refused, and a malformed one (not an object, a type
  * without a key here, a key that is not a string) is BAD_USER_INPUT for that entity alone,
- * where @apollo/subgraph would fail the whole answer with an internal error.
+ * where @apollo/subgraph would fail the whole answer with an internal error; more than
+ * {@link MAX_MALFORMED_REPRESENTATIONS} malformed ones refuse the call, one error, not thousands.
  */
 function checkedRepresentations(resolve: GraphQLFieldResolver<unknown, unknown>): GraphQLFieldResolver<unknown, unknown> {
   return (source, args: { representations?: unknown }, context, info) => {
@@ -74,14 +77,20 @@ function checkedRepresentations(resolve: GraphQLFieldResolver<unknown, unknown>)
     const answer: unknown[] = new Array(representations.length);
     const valid: unknown[] = [];
     const at: number[] = [];
+    const malformed: [number, string][] = [];
     representations.forEach((representation, index) => {
       const problem = representationProblem(representation);
-      if (problem) answer[index] = new AppError(ErrorCode.BAD_USER_INPUT, `representations[${index}]: ${problem}`);
+      if (problem) malformed.push([index, problem]);
       else {
         valid.push(representation);
         at.push(index);
       }
     });
+    if (malformed.length > MAX_MALFORMED_REPRESENTATIONS) {
+      const [index, problem] = malformed[0]!;
+      throw new AppError(ErrorCode.BAD_USER_INPUT, `${malformed.length} representations are malformed (at most ${MAX_MALFORMED_REPRESENTATIONS} are answered one by one); the first, representations[${index}]: ${problem}`);
+    }
+    for (const [index, problem] of malformed) answer[index] = new AppError(ErrorCode.BAD_USER_INPUT, `representations[${index}]: ${problem}`);
     const resolved = resolve(source, { ...args, representations: valid }, context, info) as unknown[];
     at.forEach((index, k) => (answer[index] = resolved[k]));
     return answer;

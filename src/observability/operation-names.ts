@@ -17,6 +17,8 @@ export const SHIPPED_OPERATIONS: readonly string[] = [
   "FleetDrains",
   "FleetStatus",
   "NodeChanged",
+  "NodeCluster",
+  "NodeClusterStatus",
   "NodeFacts",
   "NodeMaintenance",
   "NodePage",

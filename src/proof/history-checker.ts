@@ -74,7 +74,7 @@ export interface RecordedHistory {
 export interface CheckOptions {
   /** How late a node change or maintenance event may be recorded (ms) before its time is called off. */
   toleranceMs: number;
-  /** Node state in the simulator at the end, by `cluster/node`; drains are checked against it. */
+  /** The node as each drain (by id) left it, read when the drain ended; drains are checked against it. */
   finalNodes?: ReadonlyMap<string, FinalNode>;
   /**
    * Spans (ms) when no replica could record: from a fault that stops the recording replica to a
@@ -88,7 +88,7 @@ export interface CheckOptions {
   fields?: readonly string[];
 }
 
-export type ProblemKind = "lost" | "unobservable" | "duplicated" | "phantom" | "outOfOrder" | "chainBreak" | "timeOff" | "evictedTwice" | "drainUnfinished";
+export type ProblemKind = "lost" | "unobservable" | "evictionRepeated" | "duplicated" | "phantom" | "outOfOrder" | "chainBreak" | "timeOff" | "evictedTwice" | "drainUnfinished";
 
 /** One thing wrong, with what is needed to find it in the file and the database. */
 export interface Problem {
@@ -120,7 +120,12 @@ export interface CheckReport {
   transitions: Tally;
   changes: Tally;
   maintenance: Tally;
-  drains: { checked: number; evictions: number; evictedTwice: number; unfinished: number };
+  /**
+   * evictions: pods evicted; evictedTwice: a pod evicted again once going is not counted here but
+   * in repeatedOfTerminating (the apiserver accepts it and nothing changes), a second eviction of a
+   * pod not yet going is.
+   */
+  drains: { checked: number; evictions: number; evictedTwice: number; repeatedOfTerminating: number; unfinished: number };
   /** By `cluster/node`: its problems (only nodes with any). */
   byNode: Record<string, Problem[]>;
   problems: Problem[];
@@ -184,12 +189,14 @@ function matchStream(expected: Expected[], found: Found[], toleranceMs: number, 
   for (const [i, e] of expected.entries()) {
     const exactRow = byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at === e.at);
     // A transition whose time is not the condition's, or a change seen late or (reconciled) after an outage;
-    // else one seen later still, but before the stream's next fact: recorded, at the wrong time.
+    // else one stamped later still, or earlier (a skewed clock), but between the stream's facts
+    // before and after it: recorded, at the wrong time.
+    const prevAt = expected[i - 1]?.at ?? -Infinity;
     const nextAt = expected[i + 1]?.at ?? Infinity;
     const near =
       exactRow ??
       byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && (f.at <= e.at + toleranceMs || f.reconciled)) ??
-      byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= e.at - toleranceMs && f.at <= nextAt + toleranceMs);
+      byTime.find((f) => !used.has(f.id) && f.value === e.value && f.at >= prevAt - toleranceMs && f.at <= nextAt + toleranceMs);
     matches.push(near);
     if (!near) continue;
     used.add(near.id);
@@ -263,7 +270,7 @@ export function checkHistory(allFacts: readonly GroundTruthFact[], allRecorded: 
     transitions: tally(),
     changes: tally(),
     maintenance: tally(),
-    drains: { checked: 0, evictions: 0, evictedTwice: 0, unfinished: 0 },
+    drains: { checked: 0, evictions: 0, evictedTwice: 0, repeatedOfTerminating: 0, unfinished: 0 },
     byNode: {},
     problems: [],
     failed: false,
@@ -356,17 +363,21 @@ export function checkHistory(allFacts: readonly GroundTruthFact[], allRecorded: 
 
   // Drains: every eviction once; a drain that says it succeeded left the node as asked.
   const evictions = facts.filter((f): f is Extract<GroundTruthFact, { kind: "eviction" }> => f.kind === "eviction");
-  report.drains.evictions = evictions.length;
   for (const [, same] of groupBy(evictions, (e) => `${e.cluster}\u0000${e.podUid || e.pod}`)) {
-    if (same.length < 2) continue;
-    report.drains.evictedTwice += same.length - 1;
-    add({ kind: "evictedTwice", stream: "drain", cluster: same[0]!.cluster, node: same[0]!.node, detail: `pod ${same[0]!.pod} evicted ${same.length} times` });
+    const effective = same.filter((e) => !e.terminating);
+    const repeats = same.length - effective.length;
+    report.drains.evictions += effective.length;
+    report.drains.repeatedOfTerminating += repeats;
+    if (repeats > 0) add({ kind: "evictionRepeated", stream: "drain", cluster: same[0]!.cluster, node: same[0]!.node, detail: `pod ${same[0]!.pod} asked to leave ${repeats} more time(s) while already terminating` });
+    if (effective.length < 2) continue;
+    report.drains.evictedTwice += effective.length - 1;
+    add({ kind: "evictedTwice", stream: "drain", cluster: same[0]!.cluster, node: same[0]!.node, detail: `pod ${same[0]!.pod} evicted ${effective.length} times` });
   }
   for (const drain of recorded.drains) {
     if (drain.dryRun) continue;
     report.drains.checked++;
     if (drain.status !== "SUCCEEDED") continue;
-    const final = options.finalNodes?.get(`${drain.cluster}/${drain.node}`);
+    const final = options.finalNodes?.get(drain.id);
     if (!final) continue;
     if (!final.unschedulable || final.evictablePods.length > 0) {
       report.drains.unfinished++;

@@ -69,6 +69,11 @@ export interface SoakReport {
   p99Ms: number | null;
   queries: { total: number; duringFaults: number; failed: number; failedDuringFaults: number };
   failed: boolean;
+  /** How each drain left its node, by drain id, read when it ended (for checking the run again). */
+  drainEnds: Record<string, FinalNode>;
+  /** Spans when no replica recorded, and the end of the facts checked (./history-checker.ts). */
+  gaps: [number, number][];
+  lastFactAt?: number;
   check: CheckReport;
 }
 
@@ -247,7 +252,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         const obj = sim.cluster.get(R.nodes, node);
         const evictable = sim.cluster
           .podsOnNode(node)
-          .filter((p) => !(p.metadata.ownerReferences ?? []).some((ref) => ref.kind === "DaemonSet") && !p.metadata.deletionTimestamp && !["Succeeded", "Failed"].includes((p.status as any)?.phase))
+          // What kubectl drain leaves: DaemonSet pods, mirror pods (static, owned by the Node), pods going or done.
+          .filter((p) => !(p.metadata.ownerReferences ?? []).some((ref) => ref.kind === "DaemonSet" || ref.kind === "Node") && !(p.metadata as any).annotations?.["kubernetes.io/config.mirror"] && !p.metadata.deletionTimestamp && !["Succeeded", "Failed"].includes((p.status as any)?.phase))
           .map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
         drainEnds.set(id, { unschedulable: Boolean((obj?.spec as any)?.unschedulable), evictablePods: evictable });
         const op = answer.body.data.drainOperation;
@@ -434,6 +440,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     p99Ms: round(percentile(probes.filter((p) => p.ok).map((p) => p.ms), 0.99)),
     queries: { total: probes.length, duringFaults: during.length, failed: probes.filter((p) => !p.ok).length, failedDuringFaults: during.filter((p) => !p.ok).length },
     failed: check.failed,
+    drainEnds: Object.fromEntries(drainEnds),
+    gaps,
+    ...(Number.isFinite(lastFactAt) ? { lastFactAt } : {}),
     check: { ...check, problems: check.problems.slice(0, 500), byNode: Object.fromEntries(Object.entries(check.byNode).slice(0, 200)) },
   };
   if (o.json) await writeFile(o.json, JSON.stringify(report, null, 2));
@@ -449,7 +458,7 @@ export function formatSoak(r: SoakReport): string {
     `soak: ${r.minutes} min, seed ${r.seed}, ${r.replicas} replica(s) on ${r.database}`,
     `faults: ${Object.entries(r.faults).map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`,
     `checked: ${r.transitionsChecked} transitions, ${r.changesChecked} node changes, ${r.maintenanceChecked} cordons, ${r.drains.checked} drains (${r.drains.evictions} evictions)`,
-    `lost ${r.lost} (and ${r.unobservable} unobservable), duplicated ${r.duplicated}, phantom ${r.phantom}, chain breaks ${r.chainBreaks}, out of order ${r.outOfOrder}, time off ${r.timeOff}, evicted twice ${r.drains.evictedTwice}, drains unfinished ${r.drains.unfinished}`,
+    `lost ${r.lost} (and ${r.unobservable} unobservable), duplicated ${r.duplicated}, phantom ${r.phantom}, chain breaks ${r.chainBreaks}, out of order ${r.outOfOrder}, time off ${r.timeOff}, evicted twice ${r.drains.evictedTwice} (asked again while terminating ${r.drains.repeatedOfTerminating}), drains unfinished ${r.drains.unfinished}`,
     `RSS: slope ${r.rssSlopeMiBPerHour ?? "not known (no process lived long enough)"} MiB/h${r.rssSeries ? ` (replica ${r.rssSeries.replica}, ${r.rssSeries.minutes} min, ${r.rssSeries.firstMiB} -> ${r.rssSeries.lastMiB} MiB)` : ""}, peak ${r.rssPeakMiB} MiB`,
     `answers: p99 ${r.p99Ms ?? "-"} ms, during faults ${r.p99DuringFaultsMs ?? "-"} ms; ${r.queries.total} queries, ${r.queries.failed} failed (${r.queries.failedDuringFaults} during faults)`,
     r.failed ? "FAILED" : "OK",

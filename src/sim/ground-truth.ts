@@ -8,7 +8,7 @@
  *   {"kind":"change","cluster","node","uid","field","item","before","after","at","rv"}
  *     field: CREATED | DELETED | KUBELET_VERSION | CONTAINER_RUNTIME | LABELS | TAINTS |
  *            SCHEDULABILITY | REBOOTED (the names the service's history uses)
- *   {"kind":"eviction","cluster","node","pod","podUid","at"}
+ *   {"kind":"eviction","cluster","node","pod","podUid","at","terminating"}   terminating: asked again of a pod already going
  *   {"kind":"restart","cluster","at","rv","rvReset"}      the apiserver came back
  * `at` is simulated time in ms: a condition's lastTransitionTime, otherwise the time of the write.
  */
@@ -21,7 +21,7 @@ type Obj = Record<string, any>;
 export type GroundTruthFact =
   | { kind: "transition"; cluster: string; node: string; uid: string; type: string; from: string | null; to: string; at: number; rv: number }
   | { kind: "change"; cluster: string; node: string; uid: string; field: string; item: string; before: unknown; after: unknown; at: number; rv: number }
-  | { kind: "eviction"; cluster: string; node: string; pod: string; podUid: string; at: number }
+  | { kind: "eviction"; cluster: string; node: string; pod: string; podUid: string; at: number; terminating: boolean }
   | { kind: "restart"; cluster: string; at: number; rv: number; rvReset: boolean };
 
 /** The facts one stored node event adds (pure: the checker's tests use it too). */
@@ -89,7 +89,7 @@ export class GroundTruthLog {
 
   /** A pod evicted through the eviction subresource. */
   evicted(pod: KObject): void {
-    this.write({ kind: "eviction", cluster: this.cluster, node: ((pod.spec as Obj | undefined)?.nodeName as string) ?? "", pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUid: pod.metadata.uid ?? "", at: this.now() });
+    this.write({ kind: "eviction", cluster: this.cluster, node: ((pod.spec as Obj | undefined)?.nodeName as string) ?? "", pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUid: pod.metadata.uid ?? "", at: this.now(), terminating: Boolean(pod.metadata.deletionTimestamp) });
   }
 
   restarted(rv: number, rvReset: boolean): void {

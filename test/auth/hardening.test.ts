@@ -78,6 +78,20 @@ describe("limits on what an operation may ask", () => {
     assert.deepEqual(await response.json(), { errors: [{ message: "The request body is larger than 1048576 bytes", extensions: { code: "BAD_USER_INPUT" } }] });
   });
 
+  test("rateLimit says what the operation costs and what the caller's allowance holds, as GitHub's does", async () => {
+    await ready(url);
+    const admin = { ...bearer(TOKENS.admin), ...STRICT };
+    const query = "{ rateLimit { cost maxCost limit remaining resetAt } nodes(first: 7) { edges { node { name } } } }";
+    const before = (await graphql(url, query, undefined, admin)).body.data.rateLimit;
+    // rateLimit 1, the connection 1, its 7 edges and their 7 nodes.
+    assert.deepEqual(before, { cost: 1 + 1 + 7 + 7, maxCost: 500_000, limit: 2, remaining: 2, resetAt: null });
+    assert.deepEqual(outcome(await graphql(url, CORDON, undefined, bearer(TOKENS.admin))), { status: 200, code: "NOT_FOUND" });
+    const after = (await graphql(url, "{ rateLimit { remaining resetAt } }", undefined, admin)).body.data.rateLimit;
+    assert.equal(after.remaining, 1);
+    const refillsIn = Date.parse(after.resetAt) - Date.now();
+    assert.ok(refillsIn > 0 && refillsIn <= 30_000, after.resetAt);
+  });
+
   test("mutations are rate limited per subject: 429, Retry-After, RATE_LIMITED; others unaffected", async () => {
     const operator = bearer(TOKENS.operator);
     await ready(url);

@@ -49,21 +49,26 @@ describe("/subgraph goes through the same limits as /graphql", () => {
     assert.equal(names.body.data, null);
   });
 
-  test("a malformed representation is BAD_USER_INPUT for that entity alone, and nothing is logged as an error", async () => {
+  test("a malformed representation is BAD_USER_INPUT for that entity alone, many refuse the call, and nothing is logged as an error", async () => {
     const id = (await graphql(url, "{ nodes(first: 1) { edges { node { id name } } } }")).body.data.nodes.edges[0].node;
     const before = logs.lines.length;
-    const bad = Array.from({ length: 2_000 }, (_, i) => (i % 3 === 0 ? { __typename: "Node" } : i % 3 === 1 ? { __typename: "Pod", id: "x" } : "not an object"));
+    const bad = Array.from({ length: 99 }, (_, i) => (i % 3 === 0 ? { __typename: "Node" } : i % 3 === 1 ? { __typename: "Pod", id: "x" } : "not an object"));
     const { status, body } = await subgraph(url, "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name } } }", { r: [{ __typename: "Node", id: id.id }, ...bad] });
     assert.equal(status, 200);
     assert.deepEqual(body.data._entities[0], { name: id.name });
-    assert.equal(body.data._entities.length, 2_001);
+    assert.equal(body.data._entities.length, 100);
     assert.ok(body.data._entities.slice(1).every((entity: unknown) => entity === null));
-    assert.equal(body.errors?.length, 2_000);
+    assert.equal(body.errors?.length, 99);
     assert.deepEqual(new Set(body.errors!.map((e) => e.extensions.code)), new Set(["BAD_USER_INPUT"]));
     assert.deepEqual(body.errors!.slice(0, 3).map((e) => ({ message: e.message, path: e.path })), [
       { message: "representations[1]: a Node is named by its id, a string", path: ["_entities", 1] },
       { message: "representations[2]: __typename must be one of Node, Cluster", path: ["_entities", 2] },
       { message: "representations[3]: a representation is an object with __typename and its key", path: ["_entities", 3] },
+    ]);
+    // 2,000 malformed ones are one error for the call, not 2,000.
+    const many = await subgraph(url, "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name } } }", { r: Array.from({ length: 2_000 }, () => ({ __typename: "Node" })) });
+    assert.deepEqual(many.body.errors?.map((e) => ({ code: e.extensions.code, message: e.message })), [
+      { code: "BAD_USER_INPUT", message: "2000 representations are malformed (at most 100 are answered one by one); the first, representations[0]: a Node is named by its id, a string" },
     ]);
     assert.deepEqual(logs.lines.slice(before).filter((line) => Number(line["level"]) >= 50), []);
     await servedMeanwhile(url);

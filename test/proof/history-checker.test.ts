@@ -77,6 +77,9 @@ describe("the history checker: node changes, cordons and drains", () => {
   test("a change recorded past the tolerance but before the next one is a wrong time, not a loss and a phantom", () => {
     const late = checkHistory(facts.slice(0, 2), history({ changes: [changeRow("LABELS", "team", null, "a", s(6)), changeRow("LABELS", "team", "a", "b", s(11))] }), { ...opts, fields: ["LABELS"] });
     assert.deepEqual([late.changes.lost, late.changes.phantom, late.changes.timeOff, late.failed], [0, 0, 1, false]);
+    // A replica whose clock is behind stamps a change before it happened.
+    const early = checkHistory(facts.slice(0, 2), history({ changes: [changeRow("LABELS", "team", null, "a", s(-8)), changeRow("LABELS", "team", "a", "b", s(2))] }), { ...opts, fields: ["LABELS"] });
+    assert.deepEqual([early.changes.lost, early.changes.phantom, early.changes.timeOff, early.failed], [0, 0, 2, false]);
   });
 
   test("a reconciled change after an outage is recorded, however late", () => {
@@ -85,11 +88,13 @@ describe("the history checker: node changes, cordons and drains", () => {
   });
 
   test("a pod evicted twice fails; a drain that succeeded on a node left schedulable fails", () => {
-    const eviction: GroundTruthFact = { kind: "eviction", cluster: "c", node: "n1", pod: "ns/p", podUid: "p1", at: s(0) };
+    const eviction: GroundTruthFact = { kind: "eviction", cluster: "c", node: "n1", pod: "ns/p", podUid: "p1", at: s(0), terminating: false };
     const drains = [{ id: "d1", cluster: "c", node: "n1", status: "SUCCEEDED", dryRun: false, pods: [] }];
-    const twice = checkHistory([eviction, eviction], history({ drains }), { ...opts, finalNodes: new Map([["c/n1", { unschedulable: true, evictablePods: [] }]]) });
+    const again = checkHistory([eviction, { ...eviction, terminating: true }], history({ drains }), { ...opts, finalNodes: new Map([["d1", { unschedulable: true, evictablePods: [] }]]) });
+    assert.deepEqual([again.drains.evictions, again.drains.evictedTwice, again.drains.repeatedOfTerminating, again.failed], [1, 0, 1, false]);
+    const twice = checkHistory([eviction, eviction], history({ drains }), { ...opts, finalNodes: new Map([["d1", { unschedulable: true, evictablePods: [] }]]) });
     assert.deepEqual([twice.drains.evictedTwice, twice.drains.unfinished, twice.failed], [1, 0, true]);
-    const unfinished = checkHistory([eviction], history({ drains }), { ...opts, finalNodes: new Map([["c/n1", { unschedulable: false, evictablePods: ["ns/q"] }]]) });
+    const unfinished = checkHistory([eviction], history({ drains }), { ...opts, finalNodes: new Map([["d1", { unschedulable: false, evictablePods: ["ns/q"] }]]) });
     assert.deepEqual([unfinished.drains.evictedTwice, unfinished.drains.unfinished, unfinished.failed], [0, 1, true]);
   });
 });

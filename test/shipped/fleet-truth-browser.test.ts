@@ -57,14 +57,20 @@ describe("the wallboard says what it knows and what it does not, in a real brows
 
   const api = programApi(() => program, OPERATOR);
 
-  /** A fresh page on the fleet, signed in, grouped as given (the address holds the grouping). */
-  async function fleet(query = ""): Promise<Page> {
-    const page = browser.page;
-    await page.goto(`${program.url}/ui/${query}`);
+  /** Opens `path` in `page`, signing in when the tab has no token yet (the token is kept per tab). */
+  async function open(page: Page, path: string): Promise<void> {
+    await page.goto(`${program.url}${path}`);
+    await page.locator("main").first().waitFor();
     if (await page.getByLabel("Token").count()) {
       await page.getByLabel("Token").fill(OPERATOR);
       await page.getByRole("button", { name: "Sign in" }).click();
     }
+  }
+
+  /** A fresh page on the fleet, signed in, grouped as given (the address holds the grouping). */
+  async function fleet(query = ""): Promise<Page> {
+    const page = browser.page;
+    await open(page, `/ui/${query}`);
     await page.locator('.totals[data-loaded="true"]').waitFor({ timeout: 60_000 });
     return page;
   }
@@ -102,6 +108,7 @@ describe("the wallboard says what it knows and what it does not, in a real brows
     const page = await fleet("?group=CLUSTER,NODE_POOL");
     assert.equal(await page.locator('a.tile[data-node][data-stale="true"], .group-header[data-stale="true"]').count(), 0);
     const cut = Date.now();
+    let nodeOfWest: Page | undefined;
     await west.relay.pause();
     try {
       await page.locator('h2.group-header[data-group="west"][data-stale="true"]').waitFor({ timeout: MARKED_WITHIN_MS });
@@ -121,6 +128,12 @@ describe("the wallboard says what it knows and what it does not, in a real brows
       assert.match((await page.locator("[data-stale-clusters]").textContent())!, new RegExp(`^Cluster west is not live since ${clock} \\(.+\\): its nodes show their last known state\\.$`));
       assert.match((await page.locator('a.tile[data-node^="west/"]').first().getAttribute("aria-label"))!, new RegExp(`; last known, cluster not live since ${clock}$`));
       await page.screenshot({ path: join(ARTIFACTS, "fleet-cluster-down.png"), fullPage: true });
+      // A node of it, opened now, says its state is the last known one.
+      nodeOfWest = await browser.context.newPage();
+      const westNode = west.sim.cluster.nodeNames()[0]!;
+      await open(nodeOfWest, `/ui/nodes/west/${westNode}`);
+      await nodeOfWest.locator('main[data-stale="true"]').waitFor({ timeout: 30_000 });
+      assert.match((await nodeOfWest.locator("[data-stale-cluster=west]").textContent())!, new RegExp(`^Cluster west is not live since ${clock} \\(.+\\): this page shows the node's last known state\\.$`));
       console.log(`# west marked stale ${markedMs} ms after its apiserver stopped`);
     } finally {
       await west.relay.resume();
@@ -129,6 +142,9 @@ describe("the wallboard says what it knows and what it does not, in a real brows
     await page.waitForFunction(() => document.querySelectorAll('a.tile[data-node][data-stale="true"], .group-header[data-stale="true"]').length === 0, undefined, { timeout: UNMARKED_WITHIN_MS });
     console.log(`# west unmarked ${Date.now() - back} ms after its apiserver was back`);
     assert.equal(await page.locator("[data-stale-clusters]").count(), 0);
+    await nodeOfWest!.locator('main[data-stale="false"]').waitFor({ timeout: 30_000 });
+    assert.equal(await nodeOfWest!.locator("[data-stale-cluster]").count(), 0);
+    await nodeOfWest!.close();
   });
 
   test("the summary line follows cordons and readiness, its hooks matching its text and the tiles", async () => {

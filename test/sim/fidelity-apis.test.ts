@@ -1,7 +1,7 @@
 /**
  * The APIs real clients call beyond the stored kinds: events.k8s.io/v1 over
- * the same Events as core v1, OpenAPI v2, pod logs and port-forward, through
- * kubectl and plain HTTP as the apiserver answers them.
+ * the same Events as core v1, OpenAPI v2, pod logs and port-forward, and Pod
+ * Security admission, through kubectl and plain HTTP as the apiserver answers them.
  */
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { startSimulator, R, type Simulator } from "../../src/sim/index.js";
 import { runKubectl } from "./support.js";
 
-describe("events.k8s.io, OpenAPI v2, logs and port-forward", () => {
+describe("events.k8s.io, OpenAPI v2, logs, port-forward and Pod Security admission", () => {
   let sim: Simulator;
   let dir: string;
   const kubectl = (...args: string[]) => runKubectl(join(dir, "kubeconfig"), args);
@@ -92,6 +92,30 @@ describe("events.k8s.io, OpenAPI v2, logs and port-forward", () => {
     // kubectl picks the first container itself; the kubelet has not started it (simulated time stands still here).
     const waiting = await kubectl("logs", "-n", "default", "two");
     assert.equal(waiting.stderr.trim(), 'Defaulted container "app" out of: app, sidecar\nError from server (BadRequest): container "app" in pod "two" is waiting to start: ContainerCreating');
+  });
+
+  test("Pod Security admission: the enforce level refuses a pod, warn answers a warning, a Deployment's template is warned about", async () => {
+    assert.equal((await kubectl("create", "namespace", "psa")).code, 0);
+    assert.equal((await kubectl("label", "namespace", "psa", "pod-security.kubernetes.io/enforce=restricted")).code, 0);
+    const restricted = await kubectl("run", "priv", "-n", "psa", "--image=nginx", "--privileged", "--dry-run=server");
+    assert.equal(
+      restricted.stderr.trim(),
+      'Error from server (Forbidden): pods "priv" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "priv" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "priv" must set securityContext.capabilities.drop=["ALL"]), privileged (container "priv" must not set securityContext.privileged=true), runAsNonRoot != true (pod or container "priv" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "priv" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")',
+    );
+    await kubectl("label", "namespace", "psa", "pod-security.kubernetes.io/enforce=baseline", "pod-security.kubernetes.io/warn=restricted", "--overwrite");
+    const baseline = await kubectl("run", "priv", "-n", "psa", "--image=nginx", "--privileged", "--dry-run=server");
+    assert.equal(baseline.stderr.trim(), 'Error from server (Forbidden): pods "priv" is forbidden: violates PodSecurity "baseline:latest": privileged (container "priv" must not set securityContext.privileged=true)');
+    const warned = await kubectl("create", "deployment", "web", "-n", "psa", "--image=nginx");
+    assert.equal(warned.code, 0);
+    assert.equal(warned.stdout.trim(), "deployment.apps/web created");
+    assert.match(warned.stderr, /^Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false \(container "nginx" must set securityContext\.allowPrivilegeEscalation=false\), /);
+    const compliant = await post("/api/v1/namespaces/psa/pods", {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "compliant" },
+      spec: { securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } }, containers: [{ name: "app", image: "app:1", securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }] },
+    });
+    assert.equal(compliant.status, 201);
   });
 
   test("kubectl port-forward gets the apiserver's error for a node whose kubelet does not answer", async () => {

@@ -17,8 +17,9 @@ import { WatchServer } from "./watch.js";
 import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
-import { isNodeProxy, serveNodeProxy } from "./node-proxy.js";
 import { servePodLog, servePortForward } from "./pod-streams.js";
+import { admitPodSecurity, warningHeaders } from "./pod-security.js";
+import { isNodeProxy, serveNodeProxy } from "./node-proxy.js";
 import { entryOf, parseBody, send, type RequestRecord, type Target } from "./request.js";
 import { writeOptions } from "./query-options.js";
 import { SelectorParseError } from "../../k8s/label-selector.js";
@@ -190,9 +191,19 @@ export class ApiServer {
     }
   }
 
-  /** The write admission for `user`: RBAC's escalation prevention on roles and bindings (./access-control.ts). */
-  private admitFor(user: UserInfo): Admit {
-    return (t, obj) => this.access.admitRbacWrite(user, t.def, obj);
+  /** The write admission for `user`: RBAC's escalation prevention on roles and bindings (./access-control.ts), Pod Security on creates. */
+  private admitFor(user: UserInfo, verb: string, res: ServerResponse): Admit {
+    return (t, obj) => {
+      this.access.admitRbacWrite(user, t.def, obj);
+      // Pod Security admission runs on creates (./pod-security.ts).
+      if (verb !== "create" || !t.namespace) return;
+      const labels = this.cluster.store.get(R.namespaces, t.namespace)?.obj.metadata.labels;
+      const warnings = admitPodSecurity(t.def.kind, obj, labels);
+      if (warnings.length) {
+        const had = res.getHeader("Warning");
+        res.setHeader("Warning", [...(had === undefined ? [] : Array.isArray(had) ? had : [String(had)]), ...warningHeaders(warnings)]);
+      }
+    };
   }
 
   /** Unknown fields of the body: 400 under Strict, a Warning header each under Warn (./field-validation.ts). */
@@ -253,13 +264,13 @@ export class ApiServer {
         this.admitNamespace(t);
         if (t.subresource === "eviction") return serveEviction(c, t, body, res);
         if (t.name) throw methodNotAllowed();
-        return serveCreate(c, t, q, body, res, writer, this.admitFor(user));
+        return serveCreate(c, t, q, body, res, writer, this.admitFor(user, verb, res));
       case "update":
         if (!t.name) throw methodNotAllowed();
-        return serveUpdate(c, t, q, body, res, writer, this.admitFor(user));
+        return serveUpdate(c, t, q, body, res, writer, this.admitFor(user, verb, res));
       case "patch":
         if (!t.name) throw methodNotAllowed();
-        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, writer, this.admitFor(user));
+        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, writer, this.admitFor(user, verb, res));
       case "delete":
         if (this.options.namespaces && t.def.kind === "Namespace" && t.name && !t.subresource) {
           writeOptions("DeleteOptions", q, body.length ? { body: parseBody(body) } : {});

@@ -67,8 +67,9 @@ export class WatchServer {
     const rvText = o.resourceVersion;
     const initialEvents = o.sendInitialEvents;
     validateWatchListOptions(o, this.watchList);
-    if (initialEvents === true && rvText !== "" && Number(rvText) > store.resourceVersion) {
-      // NotOlderThan a version this server has not reached: the apiserver waits up to 3 s for its cache, then says so.
+    if (rvText !== "" && rvText !== "0" && Number(rvText) > store.resourceVersion) {
+      // A version this server has not reached (NotOlderThan, or a resume point after its store went
+      // back): the apiserver waits up to 3 s for its cache, then says so, and no event flows.
       throw tooLargeResourceVersion(rvText, store.resourceVersion);
     }
     const table = wantsTable(req.headers.accept);

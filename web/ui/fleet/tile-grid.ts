@@ -48,6 +48,7 @@ function staleText(stale: ClusterState[]): string {
 function paintTile(tile: HTMLAnchorElement, node: TileNode, stale: ClusterState | undefined, names: boolean): void {
   tile.dataset.ready = node.ready;
   tile.dataset.cordoned = String(node.cordoned);
+  tile.dataset.evictionCountdown = String(Boolean(node.countdown));
   tile.dataset.draining = String(node.draining);
   tile.dataset.stale = String(stale !== undefined);
   const text = describeTile(node, stale?.disconnectedSince ?? undefined);

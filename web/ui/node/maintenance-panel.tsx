@@ -159,7 +159,9 @@ export function MaintenancePanel({ node, drained, changed }: Props) {
             Node <strong>{node.name}</strong> of cluster {node.cluster} will be cordoned, then its pods {options.disableEviction ? "deleted" : "evicted"}. Reason: {reasonText}.
           </p>
           <p>
-            {leaving.length} {leaving.length === 1 ? "pod" : "pods"} to go{podSelector.trim() ? ` (those matching ${podSelector.trim()})` : ""}:
+            {podSelector.trim()
+              ? `The pods matching ${podSelector.trim()} go, chosen by the service among these ${leaving.length}:`
+              : `${leaving.length} ${leaving.length === 1 ? "pod" : "pods"} to go:`}
           </p>
           <PodList pods={leaving} />
           {staying.length > 0 && (

@@ -47,6 +47,9 @@ export const NODE_MAINTENANCE = `subscription NodeMaintenance($cluster: String!,
   maintenanceEvents(cluster: $cluster, node: $node) { kind at operationId }
 }`;
 
+export const NODE_CLUSTER = `query NodeCluster { clusters { name disconnectedSince lastError } }`;
+export const NODE_CLUSTER_STATUS = `subscription NodeClusterStatus($cluster: String!) { clusterStatusChanged(cluster: $cluster) { name disconnectedSince lastError } }`;
+
 export const CORDON = `mutation Cordon($cluster: String!, $name: String!, $reason: String) { cordonNode(cluster: $cluster, name: $name, reason: $reason) { name unschedulable } }`;
 export const UNCORDON = `mutation Uncordon($cluster: String!, $name: String!, $reason: String) { uncordonNode(cluster: $cluster, name: $name, reason: $reason) { name unschedulable } }`;
 export const DRAIN = `mutation Drain($cluster: String!, $name: String!, $options: DrainOptions, $reason: String) { drainNode(cluster: $cluster, name: $name, options: $options, reason: $reason) { ${DRAIN_FIELDS} } }`;
