@@ -49,12 +49,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
 }
 
 /**
- * After each full collection V8 lets the heap grow to a multiple of what survived, up to 4x when
- * the program allocates fast. A query for 5,000 nodes allocates tens of MB of short-lived
- * results, so twenty of them in a row took the service to 1,322-1,349 MiB resident with 240 MB
- * live (bench:inventory). A fixed 15 % growth keeps it at 740-858 MiB, for more collections: the
- * first sync's CPU 22-25 s instead of 18-20 s, the large query somewhat slower. Go's GOGC is the
- * same trade. A --heap-growing-percent of the caller's own wins.
+ * After each full collection V8 lets the heap grow to a multiple of what survived, more when
+ * the program allocates fast, and large answers allocate a lot that dies young. A fixed, small
+ * growth keeps the service's memory near what is live, for more collections (docs/scaling.md);
+ * Go's GOGC is the same trade. A --heap-growing-percent of the caller's own wins.
  */
 function boundHeapGrowth(): void {
   if (process.execArgv.some((arg) => arg.startsWith("--heap-growing-percent") || arg.startsWith("--heap_growing_percent"))) return;
