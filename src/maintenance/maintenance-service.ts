@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import type { Principal } from "../auth/principal.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import { ClusterWriter, type AccessAttributes } from "../cluster/cluster-writer.js";
-import { isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound, isUnauthorized, kubeErrorDetail } from "../cluster/kube-client.js";
+import { kube } from "../cluster/kube-contract-errors.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { DrainOptions as DrainOptionsInput } from "../graphql/generated/resolvers-types.js";
@@ -420,16 +420,3 @@ export function checkReason(reason: string | null | undefined): string | null {
   return text;
 }
 
-/** A Kubernetes call on behalf of a caller: its refusals become contract errors. */
-export async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    const detail = kubeErrorDetail(error);
-    if (isUnauthorized(error) || isForbidden(error)) throw new AppError(ErrorCode.FORBIDDEN, `cluster "${cluster}" refused: ${detail}`);
-    if (isNotFound(error)) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${cluster}": ${detail}`);
-    if (isConflict(error) || isAlreadyExists(error)) throw new AppError(ErrorCode.CONFLICT, `cluster "${cluster}": ${detail}`);
-    if (isInvalid(error)) throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster "${cluster}": ${detail}`);
-    throw new AppError(ErrorCode.UNAVAILABLE, `cluster "${cluster}" cannot be reached: ${detail}`);
-  }
-}

@@ -7,7 +7,8 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import { changeNoteAnnotations, type ChangeNote } from "../history/history-model.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import type { Logger } from "../log/logger.js";
-import { checkReason, kube } from "./maintenance-service.js";
+import { kube } from "../cluster/kube-contract-errors.js";
+import { checkReason } from "./maintenance-service.js";
 import { planLabels, planTaints, type LabelRequest, type TaintRequest } from "./node-metadata-plan.js";
 
 export interface NodeMetadataServiceOptions {

@@ -16,7 +16,8 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import type { Logger } from "../log/logger.js";
-import { checkReason, kube } from "../maintenance/maintenance-service.js";
+import { kube } from "../cluster/kube-contract-errors.js";
+import { checkReason } from "../maintenance/maintenance-service.js";
 import type { PubSub } from "../pubsub/pubsub.js";
 
 /** Marks the pods made here: the sweep lists only these. */
