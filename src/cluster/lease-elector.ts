@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.js";
 import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import { isConflict, isNotFound, type KubeClient } from "./kube-client.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 export interface LeaseElectorOptions {
   client: KubeClient;
@@ -21,7 +22,7 @@ export interface LeaseElectorOptions {
 
 /** Retry delay after `failures` failed checks in a row: doubling from the retry period, at most 30 s (or the period, if longer). */
 export function leaseRetryBackoff(retryPeriodMs: number, failures: number): number {
-  return Math.min(Math.max(30_000, retryPeriodMs), retryPeriodMs * 2 ** Math.min(failures - 1, 16));
+  return backoffDelay({ initialMs: retryPeriodMs, maxMs: Math.max(30_000, retryPeriodMs) }, failures);
 }
 
 /** Every replica's default identity: host, process and a random part (pids repeat in containers). */

@@ -3,6 +3,7 @@ import { KubeApiError, MAX_LIST_PAGE_BYTES, type KubeClient } from "./kube-clien
 import type { OffThreadWatch } from "./off-thread-pods.js";
 import { keyOf } from "./strip.js";
 import { INITIAL_EVENTS_END } from "./watch-stream.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 export { INITIAL_EVENTS_END };
 
@@ -358,8 +359,7 @@ export class Reflector<T> {
 
   /** Exponential in the number of consecutive failures, capped, with jitter so replicas spread out. */
   private backoff(failures: number): number {
-    const delay = Math.min(this.options.backoffMaxMs, this.options.backoffInitialMs * 2 ** Math.min(failures - 1, 16));
-    return delay / 2 + Math.random() * (delay / 2);
+    return backoffDelay({ initialMs: this.options.backoffInitialMs, maxMs: this.options.backoffMaxMs, jitter: true }, failures);
   }
 
   private sleep(ms: number): Promise<void> {

@@ -1,8 +1,9 @@
 import type { Logger } from "../log/logger.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 /** The backoff before retrying the `failures`th failed write in a row: 200 ms doubling to 5 s. */
 function writeRetryDelayMs(failures: number): number {
-  return Math.min(5_000, 100 * 2 ** Math.min(failures, 6));
+  return backoffDelay({ initialMs: 200, maxMs: 5_000 }, failures);
 }
 
 /** What a {@link WriteLoop} does for its recorder. */

@@ -17,6 +17,7 @@ import { DEFAULT_DRAIN_TIMING, executeDrain, readPlan, type DrainTiming } from "
 import { isActive, type DrainOperation } from "./drain-operation.js";
 import { drainOptions } from "./drain-plan.js";
 import { drainEvent, type DrainEventRecord, type DrainStore } from "./drain-store.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 export interface MaintenanceTuning extends Partial<DrainTiming> {
   /** How often a runner proves it is alive (5 s). */
@@ -340,7 +341,7 @@ export class MaintenanceService {
       } catch (error) {
         if (attempt === 0) this.options.logger.warn({ err: (error as Error).message }, `could not write ${mustLand ?? "drain progress"}${mustLand ? "; retrying" : "; the next write carries it"}`);
         if (!mustLand || this.stopped) return undefined;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** attempt)).unref());
+        await new Promise((resolve) => setTimeout(resolve, backoffDelay({ initialMs: 250, maxMs: 5_000 }, attempt + 1)).unref());
       }
     }
   }
