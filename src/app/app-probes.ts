@@ -9,8 +9,14 @@ export class AppProbes {
   subscriberCount: () => number = () => 0;
   /** The ids of the drains this replica's runners are executing now (none before start). */
   drainsRunning: () => readonly string[] = () => [];
+  /** The status a drain's runner on this replica last reported, before it is written (undefined when none runs it). */
+  drainRunnerStatus: (id: string) => string | undefined = () => undefined;
   /** How many operations graphql-jit has compiled (performance/executor.ts). */
   compiledOperations: () => number = () => 0;
+  /** Observations and reconciles the history recorder has not finished writing (the write under way included). */
+  historyPending: () => number = () => 0;
+  /** Each node in a cluster's cache with the resourceVersion the cache holds (empty for a cluster not watched). */
+  cachedNodeVersions: (cluster: string) => Record<string, string> = () => ({});
   /** How many answers were made of prerendered node fragments (performance/answer-fragments.ts). */
   answersFromFragments: () => number = () => 0;
   /** What compiling documents has cost so far (performance/executor.ts). */

@@ -1,7 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
 import { authorisationPlugin } from "../auth/authorisation-plugin.js";
 import { createOperationPolicy } from "../auth/operation-policy.js";
@@ -24,11 +23,11 @@ import { nodeAnswerFragments } from "../inventory/node-answer-fragments.js";
 import { InFlightLimiter } from "../graphql/in-flight.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
 import { UnexpectedErrors } from "../graphql/unexpected-errors.js";
-import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
+import { apolloOptions, type ApolloRules } from "../graphql/apollo-options.js";
 import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
 import { buildSchema } from "../graphql/schema.js";
 import { attachGraphqlWebSocket, type GraphqlWebSocketEndpoint } from "../graphql/websocket-server.js";
-import { bindHttpPort, createHttpServer, requestIdOf, type Readiness } from "../http/http-server.js";
+import { bindHttpPort, createHttpServer, requestIdOf } from "../http/http-server.js";
 import { createPages } from "../http/pages.js";
 import { readInstallationId, historyLeaseName } from "../history/installation.js";
 import { HistoryQueries } from "../history/history-queries.js";
@@ -71,6 +70,8 @@ import { ServiceMetrics } from "../observability/metrics.js";
 import { buildSubgraph, NoServiceSdl } from "../federation/subgraph.js";
 import { VERSION } from "../package-info.js";
 import type { AppProbes } from "./app-probes.js";
+import { Parts } from "./parts.js";
+import { readinessOf } from "./readiness.js";
 import { serviceResolvers } from "./service-resolvers.js";
 
 /** Parts a test (or an embedding program) may supply instead of having them built from config. */
@@ -118,52 +119,28 @@ export interface App {
 const HTTP_DRAIN_MS = 3_000;
 
 /**
- * Apollo's CSRF prevention, with the Authorization header among the headers that prove a
- * request is no browser's simple request: a page on another origin cannot send one without a
- * preflight, so a GET that carries a bearer token (urql's default, which sends no content type)
- * is served; one with neither that nor a non-simple content type is still refused.
- */
-const CSRF_PREVENTION = { requestHeaders: ["x-apollo-operation-name", "apollo-require-preflight", "authorization"] };
-
-/**
  * The composition root: builds every dependency from `config` (or takes it from
- * `overrides`) and owns the order in which they start and stop.
+ * `overrides`), starts them as a list of parts and stops them in the reverse order.
  */
 export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const logger = overrides.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
-  const apolloLogger = logger.child({ component: "apollo" });
   let state: AppState = "created";
   let url = "";
-  let database: Database | undefined;
-  let apollo: ApolloServer<RequestContext> | undefined;
-  let subgraph: ApolloServer<RequestContext> | undefined;
-  let httpServer: Server | undefined;
-  let webSocket: GraphqlWebSocketEndpoint | undefined;
-  let clusters: ClusterRegistry | undefined;
-  let simulator: Simulator | undefined;
-  let recorder: HistoryRecorder | undefined;
-  let pubsub: PubSub | undefined;
-  let hub: SubscriptionHub | undefined;
-  let clusterFeed: ClusterStatusFeed | undefined;
-  let retention: HistoryRetention | undefined;
-  let maintenance: MaintenanceService | undefined;
-  let sampler: UsageSampler | undefined;
-  let debugPods: DebugPods | undefined;
-  let nodeEvents: NodeEventsRecorder | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<void> | undefined;
-  // Set by a stop() during start(): start() checks it between its steps and winds back.
+  // Set by a stop() during start(): the parts check it as each starts, and the start winds back.
   const abort = new AbortController();
-  const unlessStopped = () => {
-    if (abort.signal.aborted) throw new StartAborted();
-  };
+  const parts = new Parts(logger, abort.signal);
 
   const authenticator = createAuthenticator(config.auth, logger, overrides.authTuning);
   const authRequired = Boolean(config.auth.tokensFile || config.auth.oidc);
+  /** The caller of an HTTP request, from its bearer token (every HTTP route asks the same way). */
+  const httpCaller = (req: IncomingMessage) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)));
   const metrics = new ServiceMetrics(config.metricsOperations);
   // Per replica until the database is open; shared through it when replicas can share one (PostgreSQL).
   const rate = config.auth.mutationRateLimit;
   let limiter: MutationLimiter | undefined = rate > 0 ? localLimiter(rate) : undefined;
+  let clusters: ClusterRegistry | undefined;
   // Filters are charged for the nodes they are matched against: those in the caches.
   const cachedNodes = () => clusters?.all().reduce((sum, cache) => sum + cache.nodeCount, 0) ?? 0;
   const policy = createOperationPolicy(config.limits, rate, () => limiter, cachedNodes);
@@ -174,12 +151,20 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
   };
   const prerenderedAnswers = new PrerenderedAnswers();
+  const unexpectedErrors = new UnexpectedErrors(logger);
+  const reportUnexpected = unexpectedErrors.report;
   const oneLogLinePerRequest =
     (handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
     (req: IncomingMessage, res: ServerResponse): Promise<void> =>
       unexpectedErrors.perRequest(() => handle(req, res));
-  const unexpectedErrors = new UnexpectedErrors(logger);
-  const reportUnexpected = unexpectedErrors.report;
+  const introspection = config.introspection !== false;
+  const apolloRules: ApolloRules = {
+    logger: logger.child({ component: "apollo" }),
+    reportUnexpected,
+    authorisation: () => authorisationPlugin(policy),
+    metrics: () => metrics.apolloPlugin(),
+    introspection,
+  };
 
   /** The clusters to watch; starts the embedded simulator when that is the plan. */
   async function clusterSources(plan: ClusterPlan | undefined): Promise<ClusterSource[]> {
@@ -188,7 +173,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       logger.info({ source: plan.kind, clusters: plan.sources.map((s) => s.name) }, "watching clusters");
       return plan.sources;
     }
-    simulator = await startSimulator({ name: "sim", nodes: plan.nodes, churn: DEMO_CHURN, port: 0 });
+    const simulator: Simulator = await startSimulator({ name: "sim", nodes: plan.nodes, churn: DEMO_CHURN, port: 0 });
+    parts.add({ name: "simulator", stop: () => simulator.stop() });
     logger.warn(
       { url: simulator.url, nodes: plan.nodes },
       `serving the embedded SIMULATED cluster "${simulator.name}", not a real one (${config.clusters.simulate === undefined ? "no kubeconfig or in-cluster credentials found" : "--simulate"}); point --kubeconfig at a cluster to watch it`,
@@ -203,6 +189,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     return starting;
   }
 
+  /** Starts the parts in order; the order they are listed in is the reverse of the order they stop in. */
   async function run(): Promise<void> {
     try {
       const startedAt = new Date();
@@ -210,28 +197,30 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // server that would be open to anyone, a bad tokens file), then the port and the cluster
       // sources (kubeconfig readable, contexts present), then the database. No migration runs
       // until all of them passed.
-      authenticator.start(config.host);
+      await parts.start({ name: "auth", stop: () => authenticator.stop() }, () => authenticator.start(config.host));
       const plan = overrides.clusters ? undefined : planClusters(config.clusters);
       const bound = await bindHttpPort(config.host, config.port, { total: config.limits.maxConnections, perAddress: config.limits.maxConnectionsPerAddress });
-      httpServer = bound;
-      unlessStopped();
+      // Closed here only when the start fails before serving; once serving, the "http" part closes it first.
+      await parts.start({ name: "port", stop: () => (bound.listening ? closeHttp(bound) : undefined) }, () => undefined);
       // The clusters are watched from here on, while the database opens and migrates: a first
       // sync is mostly the apiserver streaming and us parsing, which then fills the time PGlite
       // spends waiting. History loses nothing by it: the recorder reconciles each cluster when
       // it takes the cluster's Lease, and nothing is recorded before that.
-      clusters = new ClusterRegistry(await clusterSources(plan), logger, overrides.clusterTuning);
-      unlessStopped();
-      clusters.start();
-      database = metrics.observeDatabase(overrides.database ?? (await openDatabase(config.database)));
-      logger.info({ database: database.description }, "database open");
-      unlessStopped();
+      const registry = new ClusterRegistry(await clusterSources(plan), logger, overrides.clusterTuning);
+      parts.throwIfAborted();
+      clusters = registry;
+      await parts.start({ name: "clusters", stop: () => registry.stop() }, () => registry.start());
+      const database = metrics.observeDatabase(overrides.database ?? (await openDatabase(config.database)));
+      // An already-open database handed in belongs to its owner, who closes it.
+      await parts.start({ name: "database", stop: () => (overrides.database ? undefined : database.close()) }, () => logger.info({ database: database.description }, "database open"));
       await database.withConnection((connection) => migrate(connection, logger, undefined, abort.signal));
-      unlessStopped();
+      parts.throwIfAborted();
       const installation = await readInstallationId(database);
       if (rate > 0 && database.kind === "postgres") limiter = new SharedRateLimiter(database, rate, logger.child({ component: "auth" }));
 
-      const inventory = new InventoryService(clusters);
+      const inventory = new InventoryService(registry);
       // Several replicas share PostgreSQL, so notices go through it; PGlite is one process.
+      let pubsub: PubSub;
       if (config.database.kind === "postgres") {
         const postgres = new PostgresPubSub(config.database.url, logger.child({ component: "pubsub" }));
         await postgres.start();
@@ -239,42 +228,25 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       } else {
         pubsub = new InProcessPubSub();
       }
+      parts.add({ name: "pubsub", stop: () => pubsub.close() });
       const historyQueries = new HistoryQueries(database, logger);
-      hub = new SubscriptionHub(pubsub, historyQueries, clusters, logger.child({ component: "subscriptions" }));
-      hub.start();
-      clusterFeed = new ClusterStatusFeed(clusters);
-      clusterFeed.start();
-      if (overrides.probes) overrides.probes.subscriberCount = () => (hub?.subscriberCount ?? 0) + (clusterFeed?.listenerCount ?? 0);
-      const tuning = overrides.recorderTuning ?? {};
-      recorder = new HistoryRecorder({
-        pubsub,
-        clusters,
-        store: new HistoryStore(database),
-        logger: logger.child({ component: "history" }),
-        ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
-        ...(tuning.stallAfterMs !== undefined ? { stallAfterMs: tuning.stallAfterMs } : {}),
-        coverage: {
-          database,
-          ...(tuning.coverageIntervalMs !== undefined ? { intervalMs: tuning.coverageIntervalMs } : {}),
-          ...(tuning.reconnectGraceMs !== undefined ? { reconnectGraceMs: tuning.reconnectGraceMs } : {}),
-        },
-        lease: {
-          namespace: config.history.leaseNamespace,
-          // One Lease per installation (its database): replicas sharing a database share it,
-          // installations with their own databases each record.
-          name: historyLeaseName(installation),
-          durationMs: tuning.leaseDurationMs ?? config.history.leaseDurationSeconds * 1000,
-          retryPeriodMs: tuning.retryPeriodMs ?? Math.max(500, (config.history.leaseDurationSeconds * 1000) / 5),
-          ...(tuning.identity ? { identity: tuning.identity } : {}),
-        },
-      });
-      recorder.start();
-      retention = new HistoryRetention(database, config.history.retentionDays, logger);
-      retention.start();
+      const hub = new SubscriptionHub(pubsub, historyQueries, registry, logger.child({ component: "subscriptions" }));
+      await parts.start({ name: "subscriptions", stop: () => hub.stop() }, () => hub.start());
+      const clusterFeed = new ClusterStatusFeed(registry);
+      await parts.start({ name: "cluster status feed", stop: () => clusterFeed.stop() }, () => clusterFeed.start());
+      if (overrides.probes) overrides.probes.subscriberCount = () => hub.subscriberCount + clusterFeed.listenerCount;
+      const recorder = historyRecorder(registry, database, pubsub, installation);
+      await parts.start({ name: "history", stop: () => recorder.stop() }, () => recorder.start());
+      if (overrides.probes) {
+        overrides.probes.historyPending = () => recorder.status.pending;
+        overrides.probes.cachedNodeVersions = (name) => Object.fromEntries([...(registry.get(name)?.allNodes() ?? [])].map((node) => [node.name, node.resourceVersion]));
+      }
+      const retention = new HistoryRetention(database, config.history.retentionDays, logger);
+      await parts.start({ name: "history retention", stop: () => retention.stop() }, () => retention.start());
       const { identity: runnerIdentity, ...maintenanceTuning } = overrides.maintenanceTuning ?? {};
       const drains = new DrainStore(database);
-      maintenance = new MaintenanceService({
-        clusters,
+      const maintenance = new MaintenanceService({
+        clusters: registry,
         inventory,
         store: drains,
         pubsub,
@@ -285,39 +257,42 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         ...(runnerIdentity ? { identity: runnerIdentity } : {}),
         tuning: maintenanceTuning,
       });
-      if (overrides.probes) overrides.probes.drainsRunning = () => maintenance?.runningIds() ?? [];
-      await maintenance.start();
-      unlessStopped();
+      if (overrides.probes) {
+        overrides.probes.drainsRunning = () => maintenance.runningIds();
+        overrides.probes.drainRunnerStatus = (id) => maintenance.runnerStatus(id);
+      }
+      // Started after history, so stopped before it: the drains' last states and events are written.
+      await parts.start({ name: "maintenance", stop: () => maintenance.stop() }, () => maintenance.start());
       // Trends follow the history lease: the replica recording a cluster samples it.
       const trends = new TrendsStore(database, logger.child({ component: "trends" }));
-      const leader = recorder;
-      sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
-      sampler.start();
+      const sampler = new UsageSampler({ clusters: registry, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => recorder.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
+      await parts.start({ name: "trends", stop: () => sampler.stop() }, () => sampler.start());
       // Expired debugging pods are swept by the replica recording the cluster, like trends.
-      debugPods = new DebugPods({ clusters, inventory, database, pubsub, logger: logger.child({ component: "debug-pods" }), leads: (cluster) => leader.leads(cluster), impersonate: config.auth.impersonate, ...(overrides.debugPodSweepMs ? { sweepMs: overrides.debugPodSweepMs } : {}) });
-      debugPods.start();
+      const debugPods = new DebugPods({ clusters: registry, inventory, database, pubsub, logger: logger.child({ component: "debug-pods" }), leads: (cluster) => recorder.leads(cluster), impersonate: config.auth.impersonate, ...(overrides.debugPodSweepMs ? { sweepMs: overrides.debugPodSweepMs } : {}) });
+      await parts.start({ name: "debug pods", stop: () => debugPods.stop() }, () => debugPods.start());
       // Node events follow the history lease too; they are written apart from node history (own queue, own table).
       const nodeEventsStore = new NodeEventsStore(database, logger);
-      nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster), leadership: leader.leadership });
-      nodeEvents.start();
+      const nodeEvents = new NodeEventsRecorder({ clusters: registry, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => recorder.leads(cluster), leadership: recorder.leadership });
+      await parts.start({ name: "node events", stop: () => nodeEvents.stop() }, () => nodeEvents.start());
 
+      // A history answer may name a configured cluster or one the database recorded.
+      const historyCluster = historyClusterCheck(database, registry);
       const resolverSets = [
-        serviceResolvers(database, startedAt, () => recorder!.status, () => recorder!.leases()),
+        serviceResolvers(database, startedAt, () => recorder.status, () => recorder.leases()),
         inventoryResolvers(inventory),
-        nodeFactsResolvers(clusters),
-        nodeEventsResolvers(clusters, nodeEventsStore, historyClusterCheck(database, clusters)),
-        historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
-        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters), clusters),
-        capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
-        subscriptionResolvers(hub, overrides.subscriberQueue, clusters, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
+        nodeFactsResolvers(registry),
+        nodeEventsResolvers(registry, nodeEventsStore, historyCluster),
+        historyQueryResolvers(historyQueries, historyCluster),
+        availabilityResolvers(new AvailabilityQueries(database, logger), historyCluster, registry),
+        capacityResolvers(new CapacityReports(registry, inventory, trends, config.trends)),
+        subscriptionResolvers(hub, overrides.subscriberQueue, registry, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
         rateLimitResolvers(config.limits.maxQueryCost, rate, () => limiter),
-        // Node facts (issue 15): node changes, labels and taints, drains listed.
-        nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
-        drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
-        nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
-        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters), debugPods, new KubeProxyModes(clusters)),
+        nodeChangeResolvers(new NodeChangeQueries(database, logger), historyCluster),
+        drainListResolvers(drains, maintenance, historyCluster),
+        nodeMetadataResolvers(new NodeMetadataService({ clusters: registry, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
+        nodeLifecycleResolvers(inventory, registry, new KubeletConfigReader(registry), debugPods, new KubeProxyModes(registry)),
       ];
       const schema = buildSchema(resolverSets);
       // The live inventory's queries compiled, nodes' JSON reused, large answers written as bytes
@@ -331,119 +306,37 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         overrides.probes.answersFromFragments = fastPaths.answeredFromFragments;
         overrides.probes.compileCost = fastPaths.compileCost;
       }
-      apollo = new ApolloServer<RequestContext>({
-        ...fastPaths.execution,
-        formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
-        includeStacktraceInErrorResponses: false,
-        // On by default; said here because the local admin of a server without auth depends on it.
-        csrfPrevention: CSRF_PREVENTION,
-        // Apollo's own lines as our JSON lines, not console text.
-        logger: apolloLogger,
-        parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
-        // Signals belong to the CLI, which stops the whole app in order (Apollo's own handler
-        // would stop only Apollo, then kill the process again).
-        stopOnTerminationSignals: false,
-        // Cache control hooks every field resolution; nothing here is HTTP-cacheable anyway.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), legacyJsonStatusPlugin(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
-        // Said outright: Apollo's default turns it off when NODE_ENV is production.
-        introspection: config.introspection !== false,
-      });
-      await apollo.start();
-      // The same API as an Apollo Federation 2 subgraph, at /subgraph (src/federation).
-      subgraph = new ApolloServer<RequestContext>({
-        schema: buildSubgraph(resolverSets, inventory),
-        formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
-        includeStacktraceInErrorResponses: false,
-        csrfPrevention: CSRF_PREVENTION,
-        // "Enabling inline tracing for this subgraph" and the like, as our JSON lines.
-        logger: apolloLogger,
-        parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
-        stopOnTerminationSignals: false,
-        // The same rules as /graphql: policy (role, depth, cost), subscriptions only over WebSocket, introspection.
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
-        introspection: config.introspection !== false,
-        validationRules: config.introspection === false ? [NoServiceSdl] : [],
-      });
-      await subgraph.start();
-      unlessStopped();
+      const apollo = new ApolloServer<RequestContext>(apolloOptions(apolloRules, { ...fastPaths.execution, plugins: [legacyJsonStatusPlugin()] }));
+      await parts.start({ name: "graphql", stop: () => apollo.stop() }, () => apollo.start());
+      // The same API as an Apollo Federation 2 subgraph, at /subgraph (src/federation), under the same rules.
+      const subgraph = new ApolloServer<RequestContext>(
+        apolloOptions(apolloRules, {
+          schema: buildSubgraph(resolverSets, inventory),
+          validationRules: introspection ? [] : [NoServiceSdl],
+        }),
+      );
+      await parts.start({ name: "subgraph", stop: () => subgraph.stop() }, () => subgraph.start());
 
-      const db = database;
-      const registry = clusters;
-      httpServer = createHttpServer(
+      const httpServer = createHttpServer(
         {
-          graphql: oneLogLinePerRequest(
-            graphqlHttpHandler(
-              apollo,
-              (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
-              contextFor,
-              inFlight,
-              prerenderedAnswers,
-            ),
-          ),
+          graphql: oneLogLinePerRequest(graphqlHttpHandler(apollo, httpCaller, contextFor, inFlight, prerenderedAnswers)),
           // The same in-flight bound as /graphql, shared with it.
-          subgraph: oneLogLinePerRequest(
-            graphqlHttpHandler(
-              subgraph,
-              (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
-              contextFor,
-              inFlight,
-            ),
-          ),
-          metrics: metrics.handler((req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))),
-          readiness: async () => {
-            const up = await db.ping();
-            // A full disk answers reads (the ping) and refuses every write: unavailable all the same.
-            const full = recorder!.status.diskFull;
-            const checks: Readiness["checks"] = {
-              database: !up ? { ok: false, detail: "not answering" } : full ? { ok: false, detail: "disk full: writes fail (history buffered, the cache still served)" } : { ok: true },
-            };
-            for (const cache of registry.all()) {
-              const status = cache.status();
-              // A cluster still loading holds readiness back; one that failed does not, so an
-              // unreachable cluster never keeps the others from being served. Probes are
-              // anonymous: the error itself (addresses, TLS details) is for the log and for
-              // authenticated callers of `clusters { lastError }`.
-              checks[`cluster:${cache.name}`] = status.synced
-                ? { ok: true, ...(status.connected ? {} : { detail: "watch reconnecting; serving the last known state" }) }
-                : status.lastError
-                  ? // A missing permission is no address or TLS detail: say which, so a deployment's RBAC can be fixed from its probe.
-                    { ok: true, detail: status.lastErrorReason === "Forbidden" ? `forbidden: ${status.lastError}` : status.lastErrorReason === "Unauthorized" ? "unauthorized: the cluster refused the credentials" : "unreachable (its error: clusters { lastError })" }
-                  : { ok: false, detail: "syncing" };
-            }
-            const history = recorder!.status;
-            const stalled = recorder!.stalled();
-            checks["history"] = {
-              // A recorder whose writes keep failing while the database answers is stuck, not waiting out an outage.
-              ok: !stalled,
-              ...(history.pending || history.dropped || history.refused || !history.databaseUp
-                ? {
-                    detail: `${history.pending} observations buffered, ${history.dropped} dropped, ${history.refused} refused${history.databaseUp ? "" : ", database not writable"}${stalled ? `, no progress since ${stalled.toISOString()}` : ""}`,
-                  }
-                : {}),
-            };
-            return { ready: Object.values(checks).every((check) => check.ok), checks };
-          },
+          subgraph: oneLogLinePerRequest(graphqlHttpHandler(subgraph, httpCaller, contextFor, inFlight)),
+          metrics: metrics.handler(httpCaller),
+          readiness: readinessOf({ database, clusters: registry, recorder }),
           // Probes are anonymous: they get ready or not in general terms; the details (cluster
           // names, buffer counts) go to a caller who authenticates (the local admin without auth).
           readinessDetails: async (req) => {
             if (authRequired && !req.headers.authorization) return false;
-            return (await authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))).ok;
+            return (await httpCaller(req)).ok;
           },
-          pages: createPages(
-            schema,
-            {
-              version: VERSION,
-              simulatedClusters: registry.names().filter((name) => registry.isSimulated(name)),
-              authRequired,
-              introspection: config.introspection !== false,
-            },
-            () => url.replace(/^https?:\/\//, ""),
-          ),
+          pages: createPages(schema, { version: VERSION, simulatedClusters: registry.names().filter((name) => registry.isSimulated(name)), authRequired, introspection }, () => url.replace(/^https?:\/\//, "")),
         },
         logger,
         bound,
       );
-      webSocket = attachGraphqlWebSocket({
+      await parts.start({ name: "http", stop: () => (httpServer.listening ? closeHttp(httpServer) : undefined) }, () => undefined);
+      const webSocket: GraphqlWebSocketEndpoint = attachGraphqlWebSocket({
         httpServer,
         path: "/graphql",
         schema,
@@ -453,7 +346,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         contextFor,
         policy,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
-        introspection: config.introspection !== false,
+        introspection,
         formatError: (error) => formatError(error.toJSON(), error, reportUnexpected),
         textFrames: fastPaths.textFrames,
         inFlight,
@@ -465,17 +358,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         ...(overrides.keepAliveMs !== undefined ? { keepAliveMs: overrides.keepAliveMs } : {}),
         observe: (operation, errors, seconds) => metrics.operation(operation.name, operation.type, errors, seconds),
       });
-      const sockets = webSocket;
-      metrics.attach({ clusters: registry, recorder: recorder!, webSocketConnections: () => sockets.connectionCount(), subscriptions: () => hub?.subscriberCount ?? 0 });
+      await parts.start({ name: "websocket", stop: () => webSocket.close() }, () => undefined);
+      metrics.attach({ clusters: registry, recorder, webSocketConnections: () => webSocket.connectionCount(), subscriptions: () => hub.subscriberCount });
       const { port } = httpServer.address() as AddressInfo;
       url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-      unlessStopped();
       state = "started";
       logger.info({ url, graphql: `${url}/graphql`, ms: Date.now() - startedAt.getTime() }, "node-inventory ready");
     } catch (error) {
       const stopped = abort.signal.aborted;
       state = stopped ? "stopping" : "failed";
-      await shutdown();
+      await parts.stopAll();
       // A stop() during start() is not a failure: start() resolves, and the app is stopped.
       if (!stopped) throw error;
       state = "stopped";
@@ -483,31 +375,31 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     }
   }
 
-  /** Each step runs even if an earlier one failed, so nothing is left open. */
-  async function shutdown(): Promise<void> {
-    const steps: [string, () => Promise<unknown> | undefined][] = [
-      ["websocket", () => webSocket?.close()],
-      ["http", () => (httpServer?.listening ? closeHttp(httpServer) : undefined)],
-      ["graphql", () => Promise.all([apollo?.stop(), subgraph?.stop()])],
-      // Drains stop before history, so their last states and events are written.
-      ["maintenance", () => maintenance?.stop()],
-      ["trends", () => Promise.all([sampler?.stop(), debugPods?.stop()])],
-      ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
-      ["subscriptions", async () => (clusterFeed?.stop(), await hub?.stop(), await pubsub?.close())],
-      ["clusters", () => clusters?.stop()],
-      ["simulator", () => simulator?.stop()],
-      ["database", () => (overrides.database ? undefined : database?.close())],
-      ["auth", async () => authenticator.stop()],
-    ];
-    for (const [name, step] of steps) {
-      const began = Date.now();
-      try {
-        await step();
-        logger.debug({ step: name, ms: Date.now() - began }, "shutdown step done");
-      } catch (error) {
-        logger.warn({ err: error, step: name }, "shutdown step failed");
-      }
-    }
+  /** The history recorder, holding one Lease per installation and cluster. */
+  function historyRecorder(registry: ClusterRegistry, database: Database, pubsub: PubSub, installation: string): HistoryRecorder {
+    const tuning = overrides.recorderTuning ?? {};
+    return new HistoryRecorder({
+      pubsub,
+      clusters: registry,
+      store: new HistoryStore(database),
+      logger: logger.child({ component: "history" }),
+      ...(tuning.bufferSize !== undefined ? { bufferSize: tuning.bufferSize } : {}),
+      ...(tuning.stallAfterMs !== undefined ? { stallAfterMs: tuning.stallAfterMs } : {}),
+      coverage: {
+        database,
+        ...(tuning.coverageIntervalMs !== undefined ? { intervalMs: tuning.coverageIntervalMs } : {}),
+        ...(tuning.reconnectGraceMs !== undefined ? { reconnectGraceMs: tuning.reconnectGraceMs } : {}),
+      },
+      lease: {
+        namespace: config.history.leaseNamespace,
+        // One Lease per installation (its database): replicas sharing a database share it,
+        // installations with their own databases each record.
+        name: historyLeaseName(installation),
+        durationMs: tuning.leaseDurationMs ?? config.history.leaseDurationSeconds * 1000,
+        retryPeriodMs: tuning.retryPeriodMs ?? Math.max(500, (config.history.leaseDurationSeconds * 1000) / 5),
+        ...(tuning.identity ? { identity: tuning.identity } : {}),
+      },
+    });
   }
 
   return {
@@ -533,18 +425,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         }
         state = "stopping";
         logger.info("shutting down");
-        await shutdown();
+        await parts.stopAll();
         state = "stopped";
         logger.info("stopped");
       })();
       return stopping;
     },
   };
-}
-
-/** What a start() stopped midway throws to its own catch, which winds it back. */
-class StartAborted extends Error {
-  override name = "StartAborted";
 }
 
 /** Stops accepting, lets in-flight requests finish for a moment, then cuts what is left. */

@@ -7,14 +7,8 @@ import { outcomeOf, redactSecrets } from "./audit.js";
 import { requireRole } from "./principal.js";
 import type { MutationLimiter } from "./shared-rate-limiter.js";
 
-/** Why an operation was refused, in `extensions.reason`. */
-export const RefusalReason = {
-  QUERY_TOO_DEEP: "QUERY_TOO_DEEP",
-  QUERY_TOO_COSTLY: "QUERY_TOO_COSTLY",
-  /** Too many fragment spreads, or more field selections than a document could spell out. */
-  QUERY_TOO_COMPLEX: "QUERY_TOO_COMPLEX",
-  RATE_LIMITED: "RATE_LIMITED",
-} as const;
+import { RefusalReason } from "../graphql/refusal-reasons.js";
+export { RefusalReason };
 
 export type { AuditDone, OperationPolicy, OperationRequest } from "../graphql/caller.js";
 

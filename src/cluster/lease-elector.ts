@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.js";
 import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import { isConflict, isNotFound, type KubeClient } from "./kube-client.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 export interface LeaseElectorOptions {
   client: KubeClient;
@@ -21,7 +22,7 @@ export interface LeaseElectorOptions {
 
 /** Retry delay after `failures` failed checks in a row: doubling from the retry period, at most 30 s (or the period, if longer). */
 export function leaseRetryBackoff(retryPeriodMs: number, failures: number): number {
-  return Math.min(Math.max(30_000, retryPeriodMs), retryPeriodMs * 2 ** Math.min(failures - 1, 16));
+  return backoffDelay({ initialMs: retryPeriodMs, maxMs: Math.max(30_000, retryPeriodMs) }, failures);
 }
 
 /** Every replica's default identity: host, process and a random part (pids repeat in containers). */
@@ -48,7 +49,7 @@ interface Lease {
  * optimistic update (resourceVersion): two candidates cannot both win.
  */
 export class LeaseElector {
-  private readonly o: Required<Omit<LeaseElectorOptions, "identity">> & { identity: string };
+  private readonly options: Required<Omit<LeaseElectorOptions, "identity">> & { identity: string };
   private readonly task: PeriodicTask;
   private leading = false;
   private observed: { holder?: string; renewTime?: string; seenAt: number } | undefined;
@@ -57,23 +58,23 @@ export class LeaseElector {
   private renewedAt: number | undefined;
 
   constructor(options: LeaseElectorOptions) {
-    this.o = { identity: defaultIdentity(), leaseDurationMs: 15_000, retryPeriodMs: 2_000, ...options };
+    this.options = { identity: defaultIdentity(), leaseDurationMs: 15_000, retryPeriodMs: 2_000, ...options };
     this.task = new PeriodicTask({
       run: async () => {
         // A process frozen (SIGSTOP, a long pause) past its lease wakes here believing it leads:
         // it steps down before anything else, and takes the lease again only if it is still ours.
-        if (this.leading && this.renewedAt !== undefined && Date.now() - this.renewedAt > this.o.leaseDurationMs) this.setLeading(false);
+        if (this.leading && this.renewedAt !== undefined && Date.now() - this.renewedAt > this.options.leaseDurationMs) this.setLeading(false);
         await this.tryAcquireOrRenew();
-        if (this.failures) this.o.logger.info({ lease: this.lease, failures: this.failures }, "lease check succeeds again");
+        if (this.failures) this.options.logger.info({ lease: this.lease, failures: this.failures }, "lease check succeeds again");
         this.failures = 0;
       },
       // An unreachable cluster fails every check: back off, and say so once per step.
-      delayMs: () => (this.failures ? leaseRetryBackoff(this.o.retryPeriodMs, this.failures) : this.o.retryPeriodMs),
+      delayMs: () => (this.failures ? leaseRetryBackoff(this.options.retryPeriodMs, this.failures) : this.options.retryPeriodMs),
       immediately: true,
       onError: (error) => {
         this.failures++;
-        const retryInMs = leaseRetryBackoff(this.o.retryPeriodMs, this.failures);
-        this.o.logger.warn({ lease: this.lease, err: (error as Error).message, failures: this.failures, retryInMs }, "lease check failed");
+        const retryInMs = leaseRetryBackoff(this.options.retryPeriodMs, this.failures);
+        this.options.logger.warn({ lease: this.lease, err: (error as Error).message, failures: this.failures, retryInMs }, "lease check failed");
         // A renewal that failed may mean someone else holds the lease now: stop writing at once
         // (the next check that finds the lease still ours takes it again).
         if (this.leading) this.setLeading(false);
@@ -82,7 +83,7 @@ export class LeaseElector {
   }
 
   get identity(): string {
-    return this.o.identity;
+    return this.options.identity;
   }
 
   get isLeader(): boolean {
@@ -91,7 +92,7 @@ export class LeaseElector {
 
   /** `namespace/name` of the Lease. */
   get lease(): string {
-    return `${this.o.namespace}/${this.o.name}`;
+    return `${this.options.namespace}/${this.options.name}`;
   }
 
   /** Who holds the Lease as last read (us included); undefined while nobody does or before the first read. */
@@ -113,12 +114,12 @@ export class LeaseElector {
     await this.task.stop();
     if (this.leading) {
       this.setLeading(false);
-      await this.release().catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not release the lease"));
+      await this.release().catch((error) => this.options.logger.warn({ err: (error as Error).message }, "could not release the lease"));
     }
   }
 
   private path(name = ""): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases${name ? `/${name}` : ""}`;
+    return `/apis/coordination.k8s.io/v1/namespaces/${this.options.namespace}/leases${name ? `/${name}` : ""}`;
   }
 
   private async tryAcquireOrRenew(): Promise<void> {
@@ -126,16 +127,16 @@ export class LeaseElector {
     const microNow = now.toISOString().replace("Z", "000Z");
     let lease: Lease;
     try {
-      lease = await this.o.client.getJson<Lease>(this.path(this.o.name));
+      lease = await this.options.client.getJson<Lease>(this.path(this.options.name));
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      await this.o.client.request("POST", this.path(), {}, {
+      await this.options.client.request("POST", this.path(), {}, {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
-        metadata: { name: this.o.name, namespace: this.o.namespace },
+        metadata: { name: this.options.name, namespace: this.options.namespace },
         spec: this.spec(microNow, microNow, 0),
       });
-      this.observe(this.o.identity, microNow);
+      this.observe(this.options.identity, microNow);
       this.renewedAt = now.getTime();
       this.setLeading(true);
       return;
@@ -144,8 +145,8 @@ export class LeaseElector {
     if (!this.observed || this.observed.holder !== holderIdentity || this.observed.renewTime !== renewTime) {
       this.observe(holderIdentity, renewTime);
     }
-    const ours = holderIdentity === this.o.identity;
-    const expired = !holderIdentity || Date.now() - this.observed!.seenAt > this.o.leaseDurationMs;
+    const ours = holderIdentity === this.options.identity;
+    const expired = !holderIdentity || Date.now() - this.observed!.seenAt > this.options.leaseDurationMs;
     if (!ours && !expired) {
       if (this.leading) this.setLeading(false);
       return;
@@ -153,7 +154,7 @@ export class LeaseElector {
     const transitions = (lease.spec.leaseTransitions ?? 0) + (ours ? 0 : 1);
     const acquireTime = ours ? (lease.spec.acquireTime ?? microNow) : microNow;
     try {
-      await this.o.client.request("PUT", this.path(this.o.name), {}, { ...lease, spec: this.spec(acquireTime, microNow, transitions) });
+      await this.options.client.request("PUT", this.path(this.options.name), {}, { ...lease, spec: this.spec(acquireTime, microNow, transitions) });
     } catch (error) {
       // 409: another replica wrote first; it holds the lease now.
       if (isConflict(error)) {
@@ -162,15 +163,15 @@ export class LeaseElector {
       }
       throw error;
     }
-    this.observe(this.o.identity, microNow);
+    this.observe(this.options.identity, microNow);
     this.renewedAt = now.getTime();
     if (!this.leading) this.setLeading(true);
   }
 
   private spec(acquireTime: string, renewTime: string, leaseTransitions: number): Lease["spec"] {
     return {
-      holderIdentity: this.o.identity,
-      leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000),
+      holderIdentity: this.options.identity,
+      leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
       acquireTime,
       renewTime,
       leaseTransitions,
@@ -181,24 +182,24 @@ export class LeaseElector {
     const before = this.observed?.holder;
     this.observed = { ...(holder ? { holder } : {}), ...(renewTime ? { renewTime } : {}), seenAt: Date.now() };
     // Said once per holder, not at every retry: who this replica is waiting on.
-    if (holder && holder !== before && holder !== this.o.identity) {
-      this.o.logger.info({ lease: this.lease, holder, identity: this.o.identity }, `standing by: the Lease is held by ${holder}`);
+    if (holder && holder !== before && holder !== this.options.identity) {
+      this.options.logger.info({ lease: this.lease, holder, identity: this.options.identity }, `standing by: the Lease is held by ${holder}`);
     }
   }
 
   private setLeading(leading: boolean): void {
     if (this.leading === leading) return;
     this.leading = leading;
-    this.o.logger.info({ lease: this.path(this.o.name), identity: this.o.identity }, leading ? "became leader" : "stopped leading");
-    if (leading) this.o.onStartedLeading();
-    else this.o.onStoppedLeading();
+    this.options.logger.info({ lease: this.path(this.options.name), identity: this.options.identity }, leading ? "became leader" : "stopped leading");
+    if (leading) this.options.onStartedLeading();
+    else this.options.onStoppedLeading();
   }
 
   /** Gives the lease up (empty holder) so a standby need not wait for it to expire. */
   private async release(): Promise<void> {
-    const lease = await this.o.client.getJson<Lease>(this.path(this.o.name));
-    if (lease.spec.holderIdentity !== this.o.identity) return;
-    await this.o.client.request("PUT", this.path(this.o.name), {}, {
+    const lease = await this.options.client.getJson<Lease>(this.path(this.options.name));
+    if (lease.spec.holderIdentity !== this.options.identity) return;
+    await this.options.client.request("PUT", this.path(this.options.name), {}, {
       ...lease,
       spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1 },
     });

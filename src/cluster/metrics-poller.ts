@@ -17,8 +17,8 @@ export class MetricsPoller {
   private readonly task: PeriodicTask;
   available = false;
 
-  constructor(private readonly o: { client: KubeClient; logger: Logger; intervalMs: number }) {
-    this.task = new PeriodicTask({ run: () => this.poll(), delayMs: () => this.o.intervalMs, immediately: true });
+  constructor(private readonly options: { client: KubeClient; logger: Logger; intervalMs: number }) {
+    this.task = new PeriodicTask({ run: () => this.poll(), delayMs: () => this.options.intervalMs, immediately: true });
   }
 
   start(): void {
@@ -35,7 +35,7 @@ export class MetricsPoller {
 
   private async poll(): Promise<void> {
     try {
-      const list = await this.o.client.getJson<NodeMetricsList>("/apis/metrics.k8s.io/v1beta1/nodes", {}, 10_000);
+      const list = await this.options.client.getJson<NodeMetricsList>("/apis/metrics.k8s.io/v1beta1/nodes", {}, 10_000);
       const next = new Map<string, NodeUsageSample>();
       for (const item of list.items) {
         next.set(item.metadata.name, {
@@ -45,12 +45,12 @@ export class MetricsPoller {
         });
       }
       this.samples = next;
-      if (!this.available) this.o.logger.info("metrics.k8s.io available: node usage on");
+      if (!this.available) this.options.logger.info("metrics.k8s.io available: node usage on");
       this.available = true;
     } catch (error) {
       const missing = isNotFound(error) || isServiceUnavailable(error);
       if (this.available || !missing) {
-        this.o.logger.info({ err: (error as Error).message }, missing ? "metrics.k8s.io not served: node usage off" : "metrics poll failed");
+        this.options.logger.info({ err: (error as Error).message }, missing ? "metrics.k8s.io not served: node usage off" : "metrics poll failed");
       }
       this.available = false;
       // Stale samples would be worse than none: usage is null until the API answers again.

@@ -3,6 +3,7 @@ import { KubeApiError, MAX_LIST_PAGE_BYTES, type KubeClient } from "./kube-clien
 import type { OffThreadWatch } from "./off-thread-pods.js";
 import { keyOf } from "./strip.js";
 import { INITIAL_EVENTS_END } from "./watch-stream.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 export { INITIAL_EVENTS_END };
 
@@ -102,7 +103,7 @@ class WatchListUnsupported extends Error {}
  * jitter; a stalled watch is cut and renewed. It never stops on its own: only stop() ends it.
  */
 export class Reflector<T> {
-  private readonly o: Required<Omit<ReflectorOptions<T>, "onStateChange" | "watchListOffThread" | "onResourceVersionsWentBack" | "anotherClusterSince">> &
+  private readonly options: Required<Omit<ReflectorOptions<T>, "onStateChange" | "watchListOffThread" | "onResourceVersionsWentBack" | "anotherClusterSince">> &
     Pick<ReflectorOptions<T>, "onStateChange" | "watchListOffThread" | "onResourceVersionsWentBack" | "anotherClusterSince">;
   /** The highest resourceVersion seen from this server, across relists: what a restarted cluster's fall below. */
   private highestRv: bigint | undefined;
@@ -119,7 +120,7 @@ export class Reflector<T> {
   readonly state: ReflectorState = { connected: false, synced: false, relists: 0, restarts: 0 };
 
   constructor(options: ReflectorOptions<T>) {
-    this.o = {
+    this.options = {
       pageSize: 500,
       watchList: true,
       watchTimeoutSeconds: 300,
@@ -159,7 +160,7 @@ export class Reflector<T> {
   private setState(change: Partial<ReflectorState>): void {
     const { connected, synced } = this.state;
     Object.assign(this.state, change);
-    if (connected !== this.state.connected || synced !== this.state.synced) this.o.onStateChange?.(this.state);
+    if (connected !== this.state.connected || synced !== this.state.synced) this.options.onStateChange?.(this.state);
   }
 
   private async run(): Promise<void> {
@@ -167,12 +168,12 @@ export class Reflector<T> {
     while (!this.stopped) {
       try {
         let delivered: boolean;
-        if (this.resourceVersion !== undefined && this.o.anotherClusterSince) {
-          const another = await this.o.anotherClusterSince();
+        if (this.resourceVersion !== undefined && this.options.anotherClusterSince) {
+          const another = await this.options.anotherClusterSince();
           if (another) throw new ResourceVersionsWentBack(another);
         }
         if (this.resourceVersion !== undefined) delivered = await this.watchOnce();
-        else if (this.o.watchList && this.watchListSupported !== false) delivered = await this.watchOnce(new Map());
+        else if (this.options.watchList && this.watchListSupported !== false) delivered = await this.watchOnce(new Map());
         else {
           await this.list();
           delivered = await this.watchOnce();
@@ -182,31 +183,31 @@ export class Reflector<T> {
         else await this.sleep(this.backoff(++failures));
       } catch (error) {
         if (this.stopped) break;
-        if (this.resourceVersion === undefined && this.o.watchList && this.watchListSupported === undefined && isWatchListRefusal(error)) {
+        if (this.resourceVersion === undefined && this.options.watchList && this.watchListSupported === undefined && isWatchListRefusal(error)) {
           // Not a failure of the cluster: it is older or has the WatchList feature off.
           this.watchListSupported = false;
-          this.o.logger.info({ resource: this.o.resource, err: describe(error) }, "the server does not stream lists (watch-list): using paged LIST");
+          this.options.logger.info({ resource: this.options.resource, err: describe(error) }, "the server does not stream lists (watch-list): using paged LIST");
           continue;
         }
         this.setState({ connected: false, lastError: describe(error), lastErrorReason: error instanceof KubeApiError ? error.reason : undefined });
         if (error instanceof ResourceVersionsWentBack) {
-          this.o.logger.warn({ resource: this.o.resource, detail: error.message }, "resourceVersions went back: the cluster is not the one cached; relisting");
+          this.options.logger.warn({ resource: this.options.resource, detail: error.message }, "resourceVersions went back: the cluster is not the one cached; relisting");
           this.resourceVersion = undefined;
           this.highestRv = undefined;
           this.setState({ synced: false, lastError: undefined, lastErrorReason: undefined });
-          this.o.onResourceVersionsWentBack?.(error.message);
+          this.options.onResourceVersionsWentBack?.(error.message);
           continue;
         }
         if (error instanceof WatchExpired || (error as { statusCode?: number }).statusCode === 410) {
-          this.o.logger.info({ resource: this.o.resource }, "watch history expired: relisting");
+          this.options.logger.info({ resource: this.options.resource }, "watch history expired: relisting");
           this.resourceVersion = undefined;
           continue;
         }
         failures++;
         this.state.restarts++;
         const jittered = this.backoff(failures);
-        this.o.logger.warn(
-          { resource: this.o.resource, err: describe(error), retryInMs: Math.round(jittered), failures },
+        this.options.logger.warn(
+          { resource: this.options.resource, err: describe(error), retryInMs: Math.round(jittered), failures },
           "list/watch failed: retrying",
         );
         await this.sleep(jittered);
@@ -220,14 +221,14 @@ export class Reflector<T> {
     let continueToken: string | undefined;
     let resourceVersion = "";
     do {
-      const page = await this.o.client.getJson<{ metadata: { resourceVersion: string; continue?: string }; items: Record<string, any>[] }>(
-        this.o.path,
-        { limit: this.o.pageSize, continue: continueToken },
+      const page = await this.options.client.getJson<{ metadata: { resourceVersion: string; continue?: string }; items: Record<string, any>[] }>(
+        this.options.path,
+        { limit: this.options.pageSize, continue: continueToken },
         60_000,
         this.stopping.signal,
         MAX_LIST_PAGE_BYTES,
       );
-      for (const raw of page.items) items.set(keyOf(raw), this.o.transform(raw));
+      for (const raw of page.items) items.set(keyOf(raw), this.options.transform(raw));
       continueToken = page.metadata.continue || undefined;
       resourceVersion = page.metadata.resourceVersion;
     } while (continueToken && !this.stopped);
@@ -236,20 +237,20 @@ export class Reflector<T> {
   }
 
   private replaceAll(items: Map<string, T>, resourceVersion: string, how: string): void {
-    this.o.sink.replace(items);
+    this.options.sink.replace(items);
     this.resourceVersion = resourceVersion;
     const listed = rvNumber(resourceVersion);
     const before = this.highestRv;
     this.highestRv = listed;
     // A relist (after a 410) of a server whose versions started again: the other resources are stale too.
     if (listed !== undefined && before !== undefined && listed < before) {
-      this.o.logger.warn({ resource: this.o.resource, resourceVersion, before: String(before) }, "resourceVersions went back: the cluster is not the one cached");
-      this.o.onResourceVersionsWentBack?.(`listed at ${resourceVersion} after ${before}`);
+      this.options.logger.warn({ resource: this.options.resource, resourceVersion, before: String(before) }, "resourceVersions went back: the cluster is not the one cached");
+      this.options.onResourceVersionsWentBack?.(`listed at ${resourceVersion} after ${before}`);
     }
     this.state.relists++;
     this.state.lastEventAt = Date.now();
     this.setState({ synced: true, lastError: undefined, lastErrorReason: undefined });
-    this.o.logger.debug({ resource: this.o.resource, count: items.size, resourceVersion }, how);
+    this.options.logger.debug({ resource: this.options.resource, count: items.size, resourceVersion }, how);
   }
 
   /**
@@ -279,22 +280,22 @@ export class Reflector<T> {
         else resolve(delivered);
       };
       stallTimer = setTimeout(() => {
-        this.o.logger.warn({ resource: this.o.resource, ms: this.o.stallTimeoutMs }, "watch silent for too long: restarting it");
+        this.options.logger.warn({ resource: this.options.resource, ms: this.options.stallTimeoutMs }, "watch silent for too long: restarting it");
         finish();
-      }, this.o.stallTimeoutMs);
+      }, this.options.stallTimeoutMs);
       this.endWatch = () => finish();
-      const timeoutSeconds = Math.round(this.o.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
+      const timeoutSeconds = Math.round(this.options.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
       let loading = initial;
       if (loading) {
-        const ms = this.o.initialListTimeoutMs;
-        initialTimer = setTimeout(() => finish(new Error(`the initial ${this.o.resource} were not all delivered within ${Math.round(ms / 1000)} s`)), ms);
+        const ms = this.options.initialListTimeoutMs;
+        initialTimer = setTimeout(() => finish(new Error(`the initial ${this.options.resource} were not all delivered within ${Math.round(ms / 1000)} s`)), ms);
       }
       const query = loading
         ? { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan", allowWatchBookmarks: true, timeoutSeconds }
         : { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds };
-      this.o.client
+      this.options.client
         .watch(
-          this.o.path,
+          this.options.path,
           query,
           (type, object, decoded) => {
             if (settled) return;
@@ -307,14 +308,14 @@ export class Reflector<T> {
               case "ADDED":
               case "MODIFIED": {
                 const key = decoded ? decoded.key : keyOf(object);
-                const item = decoded ? (decoded.item as T) : this.o.transform(object);
+                const item = decoded ? (decoded.item as T) : this.options.transform(object);
                 if (loading) loading.set(key, item);
-                else this.o.sink.upsert(key, item);
+                else this.options.sink.upsert(key, item);
                 break;
               }
               case "DELETED":
                 if (loading) loading.delete(keyOf(object));
-                else this.o.sink.remove(keyOf(object));
+                else this.options.sink.remove(keyOf(object));
                 break;
               case "BOOKMARK":
                 if (loading && object?.metadata?.annotations?.[INITIAL_EVENTS_END] === "true") {
@@ -342,7 +343,7 @@ export class Reflector<T> {
           },
           // A stream that ends before its initial state is complete is of a server that ignored the request.
           (error) => finish(error ?? (loading ? new WatchListUnsupported("the watch ended before its initial-events-end bookmark") : undefined)),
-          loading ? this.o.watchListOffThread : undefined,
+          loading ? this.options.watchListOffThread : undefined,
         )
         .then(
           (opened) => {
@@ -358,8 +359,7 @@ export class Reflector<T> {
 
   /** Exponential in the number of consecutive failures, capped, with jitter so replicas spread out. */
   private backoff(failures: number): number {
-    const delay = Math.min(this.o.backoffMaxMs, this.o.backoffInitialMs * 2 ** Math.min(failures - 1, 16));
-    return delay / 2 + Math.random() * (delay / 2);
+    return backoffDelay({ initialMs: this.options.backoffInitialMs, maxMs: this.options.backoffMaxMs, jitter: true }, failures);
   }
 
   private sleep(ms: number): Promise<void> {

@@ -84,8 +84,7 @@ async function openPostgres(url: string): Promise<Database> {
 /**
  * PostgreSQL's default 128 MB of shared buffers live in PGlite's WebAssembly memory, which never
  * shrinks once touched. The data's pages are in this process's memory anyway (in memory) or in
- * the OS's page cache, so a small buffer pool costs a copy, not a disk read. Measured: an empty
- * in-memory PGlite, 572 MiB resident with the default, 284 MiB with this.
+ * the OS's page cache, so a small buffer pool costs a copy, not a disk read (docs/scaling.md).
  */
 const PGLITE_SETTINGS = [
   "shared_buffers = 16MB",
@@ -98,17 +97,15 @@ const PGLITE_SETTINGS = [
 
 /**
  * In memory the WAL is this process's memory, and every database there is new, made with 1 MB
- * segments (pglite-seed.ts): two of them are kept for reuse instead of 32 MB. Measured with a
- * 5,000-node first history write: 32 MiB of WAL left after a checkpoint before, 4 MiB now.
+ * segments (pglite-seed.ts): two of them are kept for reuse instead of 32 MB (docs/scaling.md).
  */
 const IN_MEMORY_SETTINGS = ["min_wal_size = 2MB", "max_wal_size = 4MB"];
 
 /**
  * PGlite is PostgreSQL's single-user backend: it has no checkpointer, and its WAL write path
  * never asks for a checkpoint (only a backend under a postmaster does), so without one the WAL
- * grows for as long as the process writes. Measured in a bare script, six rounds of 30,000 rows
- * inserted and half of them updated: 176 MiB of WAL, growing. With this timer and the sizes
- * above, four such rounds leave 80 MiB and a minute later 32 MiB, where it stays.
+ * grows for as long as the process writes; with this timer and the sizes above it stays
+ * bounded (docs/scaling.md).
  * PostgreSQL's own checkpoint_timeout is 5 min; a checkpoint with nothing dirty costs little.
  */
 const PGLITE_CHECKPOINT_MS = 60_000;
@@ -116,8 +113,8 @@ const PGLITE_CHECKPOINT_MS = 60_000;
 /**
  * In memory, WAL written since the last checkpoint is looked at this often, and past
  * {@link IN_MEMORY_WAL_CHECKPOINT_BYTES} a checkpoint comes at once, as PostgreSQL's own
- * checkpointer does at max_wal_size: the first history write of 5,000 nodes is ~20 MB of WAL,
- * which otherwise stayed resident for up to a minute. The look is one short query.
+ * checkpointer does at max_wal_size: a large first history write's WAL would otherwise stay
+ * resident until the next timed checkpoint. The look is one short query.
  */
 const IN_MEMORY_WAL_CHECK_MS = 2_000;
 const IN_MEMORY_WAL_CHECKPOINT_BYTES = 8 * 1024 * 1024;

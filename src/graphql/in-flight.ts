@@ -1,11 +1,10 @@
 import { AppError, ErrorCode } from "./errors.js";
+import { RefusalReason } from "./refusal-reasons.js";
 
 /** Why an operation was refused for the operations already running, in `extensions.reason`. */
 export const InFlightReason = {
-  /** The caller has as many operations running as it may (HTTP 429). */
-  CALLER_BUSY: "TOO_MANY_IN_FLIGHT",
-  /** The service has as many operations running as it takes (HTTP 503). */
-  SERVER_BUSY: "SERVER_BUSY",
+  CALLER_BUSY: RefusalReason.TOO_MANY_IN_FLIGHT,
+  SERVER_BUSY: RefusalReason.SERVER_BUSY,
 } as const;
 
 /** Seconds a refused caller is told to wait: operations here take milliseconds to seconds. */

@@ -1,4 +1,5 @@
 import { filterTerms } from "../k8s/selector-limits.js";
+import { RefusalReason } from "./refusal-reasons.js";
 import {
   GraphQLError,
   Lexer,
@@ -57,7 +58,7 @@ export function checkNesting(text: string): void {
       if (token.kind === TokenKind.BRACE_L || token.kind === TokenKind.BRACKET_L || token.kind === TokenKind.PAREN_L) {
         if (++depth > MAX_DOCUMENT_NESTING) {
           throw new GraphQLError(`The document nests more than ${MAX_DOCUMENT_NESTING} brackets deep (selections, inline fragments, argument values)`, {
-            extensions: { code: "BAD_USER_INPUT", reason: "QUERY_TOO_DEEP", maxNesting: MAX_DOCUMENT_NESTING },
+            extensions: { code: "BAD_USER_INPUT", reason: RefusalReason.QUERY_TOO_DEEP, maxNesting: MAX_DOCUMENT_NESTING },
           });
         }
       } else if (token.kind === TokenKind.BRACE_R || token.kind === TokenKind.BRACKET_R || token.kind === TokenKind.PAREN_R) {

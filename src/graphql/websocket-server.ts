@@ -14,6 +14,7 @@ import { checkNesting } from "./operation-limits.js";
 import { sharedEventSubscribe } from "./shared-event-execution.js";
 import { NextMessages } from "./shared-next-message.js";
 import { sendTextFrame, sendTextFrameNow } from "../performance/websocket-text-frame.js";
+import { RefusalReason } from "./refusal-reasons.js";
 
 const REFUSAL_CLOSE = {
   [ErrorCode.UNAUTHENTICATED]: CloseCode.Unauthorized,
@@ -65,7 +66,7 @@ export interface WebSocketLimits {
 }
 
 /** Why a subscription was refused, in `extensions.reason`. */
-export const TOO_MANY_SUBSCRIPTIONS = "TOO_MANY_SUBSCRIPTIONS";
+export const TOO_MANY_SUBSCRIPTIONS = RefusalReason.TOO_MANY_SUBSCRIPTIONS;
 
 export interface GraphqlWebSocketEndpoint {
   connectionCount(): number;

@@ -70,7 +70,7 @@ type Job = { kind: "observe"; observation: NodeObservation } | { kind: "reconcil
  * a reconcile compares the whole cluster with the recorded state and fills any gap.
  */
 export class HistoryRecorder {
-  private readonly o: Required<Omit<HistoryRecorderOptions, "lease" | "pubsub" | "coverage">> & Pick<HistoryRecorderOptions, "lease" | "pubsub">;
+  private readonly options: Required<Omit<HistoryRecorderOptions, "lease" | "pubsub" | "coverage">> & Pick<HistoryRecorderOptions, "lease" | "pubsub">;
   private readonly coverage: RecordingCoverage;
   private readonly queue: Job[] = [];
   private readonly electors = new Map<string, LeaseElector>();
@@ -86,7 +86,7 @@ export class HistoryRecorder {
 
   constructor(options: HistoryRecorderOptions) {
     const { coverage, ...rest } = options;
-    this.o = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...rest };
+    this.options = { bufferSize: 100_000, batchSize: 500, stallAfterMs: 60_000, ...rest };
     this.coverage = new RecordingCoverage({
       ...coverage,
       logger: options.logger,
@@ -95,7 +95,7 @@ export class HistoryRecorder {
     });
     this.writes = new WriteLoop({
       status: this.status,
-      logger: this.o.logger,
+      logger: this.options.logger,
       pending: () => this.queue.length,
       write: async () => {
         try {
@@ -108,7 +108,7 @@ export class HistoryRecorder {
         } catch (error) {
           if (!(error instanceof LeadershipLostError)) throw error;
           this.status.fenced++;
-          this.o.logger.warn({ cluster: error.cluster, holder: error.holder }, "history leadership taken over by another replica: dropping this replica's queue and standing by");
+          this.options.logger.warn({ cluster: error.cluster, holder: error.holder }, "history leadership taken over by another replica: dropping this replica's queue and standing by");
           this.electors.get(error.cluster)?.stepDown();
           this.forget(error.cluster);
         } finally {
@@ -134,7 +134,7 @@ export class HistoryRecorder {
   }
 
   start(): void {
-    for (const cache of this.o.clusters.all()) {
+    for (const cache of this.options.clusters.all()) {
       const onNode = (change: NodeChange) => this.onNodeChange(change);
       const onRelisted = () => this.leading.has(cache.name) && this.push({ kind: "reconcile", cluster: cache.name });
       const onStatus = (status: { connected: boolean }) => this.coverage.connection(cache.name, status.connected);
@@ -142,12 +142,12 @@ export class HistoryRecorder {
       this.unsubscribe.push(() => cache.off("node", onNode).off("relisted", onRelisted).off("status", onStatus));
       const elector = new LeaseElector({
         client: cache.client,
-        logger: this.o.logger.child({ cluster: cache.name }),
-        namespace: this.o.lease.namespace,
-        name: this.o.lease.name,
-        leaseDurationMs: this.o.lease.durationMs,
-        retryPeriodMs: this.o.lease.retryPeriodMs,
-        ...(this.o.lease.identity ? { identity: `${this.o.lease.identity}` } : {}),
+        logger: this.options.logger.child({ cluster: cache.name }),
+        namespace: this.options.lease.namespace,
+        name: this.options.lease.name,
+        leaseDurationMs: this.options.lease.durationMs,
+        retryPeriodMs: this.options.lease.retryPeriodMs,
+        ...(this.options.lease.identity ? { identity: `${this.options.lease.identity}` } : {}),
         onStartedLeading: () => {
           this.leading.add(cache.name);
           this.coverage.lead(cache.name, cache.status().connected);
@@ -177,7 +177,7 @@ export class HistoryRecorder {
   /** Since when the recorder has made no progress, once that has lasted `stallAfterMs`; undefined while it is progressing. */
   stalled(now = Date.now()): Date | undefined {
     const since = this.status.stalledSince;
-    return since && now - since.getTime() >= this.o.stallAfterMs ? since : undefined;
+    return since && now - since.getTime() >= this.options.stallAfterMs ? since : undefined;
   }
 
   /** When the oldest observation still waiting to be written was made (history's lag), if one waits. */
@@ -203,14 +203,14 @@ export class HistoryRecorder {
     await this.drained();
     await this.writes.stop();
     clearTimeout(deadline);
-    if (this.queue.length) this.o.logger.warn({ pending: this.queue.length }, "history not written at shutdown; the next start reconciles it");
+    if (this.queue.length) this.options.logger.warn({ pending: this.queue.length }, "history not written at shutdown; the next start reconciles it");
   }
 
   /** Takes the database's epoch for `cluster` (the claim job at the head of the queue). */
   private async claim(cluster: string): Promise<void> {
     if (this.leading.has(cluster)) {
       const elector = this.electors.get(cluster);
-      this.epochs.set(cluster, await this.o.store.claimLeadership(cluster, elector?.identity ?? "unknown"));
+      this.epochs.set(cluster, await this.options.store.claimLeadership(cluster, elector?.identity ?? "unknown"));
     }
     this.queue.shift();
   }
@@ -250,7 +250,7 @@ export class HistoryRecorder {
   private push(job: Job | undefined): void {
     if (job) {
       // The oldest observation goes (a reconcile covers for it); a claim or a reconcile never does.
-      const index = this.queue.length >= this.o.bufferSize ? this.queue.findIndex((j) => j.kind === "observe") : -1;
+      const index = this.queue.length >= this.options.bufferSize ? this.queue.findIndex((j) => j.kind === "observe") : -1;
       if (index >= 0) {
         this.queue.splice(index, 1);
         this.status.dropped++;
@@ -275,21 +275,21 @@ export class HistoryRecorder {
    */
   private async write(batch: NodeObservation[]): Promise<void> {
     try {
-      return await this.count(await this.o.store.apply(batch, { fence: this.fence }));
+      return await this.count(await this.options.store.apply(batch, { fence: this.fence }));
     } catch (error) {
       if (!isContentRefusal(error)) throw error;
     }
     for (const observation of batch) {
       let written;
       try {
-        written = await this.o.store.apply([observation], { fence: this.fence });
+        written = await this.options.store.apply([observation], { fence: this.fence });
       } catch (error) {
         if (!isContentRefusal(error)) throw error;
-        written = await this.o.store.apply([observation], { salvage: true, fence: this.fence });
+        written = await this.options.store.apply([observation], { salvage: true, fence: this.fence });
       }
       for (const { table, error } of written.refused) {
         this.status.refused++;
-        this.o.logger.error(
+        this.options.logger.error(
           { err: error, table, cluster: observation.cluster, node: observation.name, key: observation.key, refused: this.status.refused },
           "history: the database refused a row for its content; left out, recording carries on",
         );
@@ -309,12 +309,12 @@ export class HistoryRecorder {
 
   /** Publishing is best effort: the rows are committed either way, and queries will show them. */
   private async announce(notices: HistoryNotice[]): Promise<void> {
-    if (!this.o.pubsub) return;
+    if (!this.options.pubsub) return;
     for (const notice of notices) {
       try {
-        await this.o.pubsub.publish(notice);
+        await this.options.pubsub.publish(notice);
       } catch (error) {
-        this.o.logger.warn({ err: (error as Error).message }, "could not publish a history notice");
+        this.options.logger.warn({ err: (error as Error).message }, "could not publish a history notice");
       }
     }
   }
@@ -331,7 +331,7 @@ export class HistoryRecorder {
     }
     const batch: NodeObservation[] = [];
     for (const job of this.queue) {
-      if (job.kind !== "observe" || batch.length >= this.o.batchSize) break;
+      if (job.kind !== "observe" || batch.length >= this.options.batchSize) break;
       batch.push(job.observation);
     }
     return [batch, batch.length];
@@ -339,7 +339,7 @@ export class HistoryRecorder {
 
   /** Every node of the cluster as it is now, and every recorded node it no longer has; and when "now" was (none: no reconcile). */
   private async reconcileObservations(clusterName: string): Promise<[NodeObservation[], Date?]> {
-    const cache: ClusterCache | undefined = this.o.clusters.get(clusterName);
+    const cache: ClusterCache | undefined = this.options.clusters.get(clusterName);
     if (!cache || !this.leading.has(clusterName)) return [[]];
     // Leadership can come before the first list: wait for the nodes rather than lose this
     // reconcile. It also waits (up to a minute) for the pods' first list, the bulk of a sync, so
@@ -360,7 +360,7 @@ export class HistoryRecorder {
       seen.add(node.name);
       observations.push({ cluster: clusterName, name: node.name, node, at, key, reconciled: true });
     }
-    for (const name of await this.o.store.presentNodes(clusterName)) {
+    for (const name of await this.options.store.presentNodes(clusterName)) {
       if (!seen.has(name)) observations.push({ cluster: clusterName, name, node: undefined, at, key, reconciled: true });
     }
     return [observations, at];

@@ -41,7 +41,7 @@ export interface NodeEventsRecorderStatus {
 }
 
 export class NodeEventsRecorder {
-  private readonly o: Required<Omit<NodeEventsRecorderOptions, "leadership">> & Pick<NodeEventsRecorderOptions, "leadership">;
+  private readonly options: Required<Omit<NodeEventsRecorderOptions, "leadership">> & Pick<NodeEventsRecorderOptions, "leadership">;
   private readonly pending = new Map<string, { event: CachedNodeEvent; seenAt: Date }>();
   private readonly leading = new Set<string>();
   private readonly unsubscribe: (() => void)[] = [];
@@ -51,15 +51,15 @@ export class NodeEventsRecorder {
   readonly status: NodeEventsRecorderStatus = { pending: 0, dropped: 0, recorded: 0, databaseUp: true };
 
   constructor(options: NodeEventsRecorderOptions) {
-    this.o = { bufferSize: 50_000, batchSize: 500, leadershipCheckMs: 1_000, ...options };
-    this.leadership = new PeriodicTask({ run: async () => this.checkLeadership(), delayMs: () => this.o.leadershipCheckMs, immediately: true });
+    this.options = { bufferSize: 50_000, batchSize: 500, leadershipCheckMs: 1_000, ...options };
+    this.leadership = new PeriodicTask({ run: async () => this.checkLeadership(), delayMs: () => this.options.leadershipCheckMs, immediately: true });
     this.writes = new WriteLoop({
       status: this.status,
-      logger: this.o.logger,
+      logger: this.options.logger,
       pending: () => this.pending.size,
       write: async () => {
-        const batch = [...this.pending].slice(0, this.o.batchSize);
-        this.status.recorded += await this.o.store.upsert(batch.map(([, { event, seenAt }]) => rowOf(event, seenAt)));
+        const batch = [...this.pending].slice(0, this.options.batchSize);
+        this.status.recorded += await this.options.store.upsert(batch.map(([, { event, seenAt }]) => rowOf(event, seenAt)));
         // Only what was written goes: a newer version that arrived meanwhile stays queued.
         for (const [key, entry] of batch) if (this.pending.get(key) === entry) this.pending.delete(key);
         this.status.pending = this.pending.size;
@@ -78,15 +78,15 @@ export class NodeEventsRecorder {
   }
 
   start(): void {
-    for (const cache of this.o.clusters.all()) {
+    for (const cache of this.options.clusters.all()) {
       const onEvent = (event: CachedNodeEvent) => this.leading.has(event.cluster) && this.push(event);
       const onRelisted = () => this.leading.has(cache.name) && this.pushAll(cache.name);
       cache.facts.on("event", onEvent).on("eventsRelisted", onRelisted);
       this.unsubscribe.push(() => cache.facts.off("event", onEvent).off("eventsRelisted", onRelisted));
     }
     const onLeading = () => this.checkLeadership();
-    this.o.leadership?.on("started", onLeading);
-    this.unsubscribe.push(() => this.o.leadership?.off("started", onLeading));
+    this.options.leadership?.on("started", onLeading);
+    this.unsubscribe.push(() => this.options.leadership?.off("started", onLeading));
     this.leadership.start();
     this.writes.start();
   }
@@ -98,31 +98,31 @@ export class NodeEventsRecorder {
     const deadline = Date.now() + flushTimeoutMs;
     while (this.pending.size && this.status.databaseUp && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.writes.stop();
-    if (this.pending.size) this.o.logger.warn({ pending: this.pending.size }, "node events not written at shutdown; the next leader writes them from its cache");
+    if (this.pending.size) this.options.logger.warn({ pending: this.pending.size }, "node events not written at shutdown; the next leader writes them from its cache");
   }
 
   private checkLeadership(): void {
-    for (const cache of this.o.clusters.all()) {
-      const leads = this.o.leads(cache.name);
+    for (const cache of this.options.clusters.all()) {
+      const leads = this.options.leads(cache.name);
       if (leads && !this.leading.has(cache.name)) {
         this.leading.add(cache.name);
-        this.o.logger.debug({ cluster: cache.name }, "recording node events");
+        this.options.logger.debug({ cluster: cache.name }, "recording node events");
         this.pushAll(cache.name);
       } else if (!leads && this.leading.delete(cache.name)) {
-        this.o.logger.debug({ cluster: cache.name }, "no longer recording node events");
+        this.options.logger.debug({ cluster: cache.name }, "no longer recording node events");
       }
     }
   }
 
   private pushAll(cluster: string): void {
-    for (const event of this.o.clusters.get(cluster)?.facts.allEvents() ?? []) this.push(event);
+    for (const event of this.options.clusters.get(cluster)?.facts.allEvents() ?? []) this.push(event);
   }
 
   private push(event: CachedNodeEvent): void {
     const key = `${event.cluster}\u0000${event.id}`;
     // Re-inserted at the end: the map's order is the order of last change.
     this.pending.delete(key);
-    if (this.pending.size >= this.o.bufferSize) {
+    if (this.pending.size >= this.options.bufferSize) {
       this.pending.delete(this.pending.keys().next().value!);
       this.status.dropped++;
       this.rewriteAll = true;

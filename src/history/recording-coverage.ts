@@ -42,13 +42,13 @@ export class RecordingCoverage {
   /** Writes go one at a time, in the order asked for. */
   private writes: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: RecordingCoverageOptions) {
-    this.now = o.now ?? (() => new Date());
-    this.graceMs = o.reconnectGraceMs ?? 30_000;
+  constructor(private readonly options: RecordingCoverageOptions) {
+    this.now = options.now ?? (() => new Date());
+    this.graceMs = options.reconnectGraceMs ?? 30_000;
     this.task = new PeriodicTask({
       run: () => this.extend(),
-      delayMs: () => o.intervalMs ?? 10_000,
-      onError: (error) => o.logger.warn({ err: (error as Error).message }, "recording coverage not extended; will try again"),
+      delayMs: () => options.intervalMs ?? 10_000,
+      onError: (error) => options.logger.warn({ err: (error as Error).message }, "recording coverage not extended; will try again"),
     });
   }
 
@@ -75,7 +75,7 @@ export class RecordingCoverage {
     else if (state.disconnectedSince) {
       delete state.disconnectedSince;
       // Closed by the disconnection: what happened meanwhile must be read before a stretch starts.
-      if (!state.startedAt) this.o.reconcile(cluster);
+      if (!state.startedAt) this.options.reconcile(cluster);
     }
   }
 
@@ -88,7 +88,7 @@ export class RecordingCoverage {
     this.clusters.delete(cluster);
     if (!state?.startedAt) return Promise.resolve();
     const end = state.disconnectedSince ?? this.now();
-    const epoch = this.o.fence(cluster);
+    const epoch = this.options.fence(cluster);
     return this.serial(() => this.write(cluster, state, end, epoch));
   }
 
@@ -119,7 +119,7 @@ export class RecordingCoverage {
 
   private serial(work: () => Promise<void>): Promise<void> {
     const next = this.writes.then(work);
-    this.writes = next.catch((error) => this.o.logger.warn({ err: (error as Error).message }, "recording coverage not written; will try again"));
+    this.writes = next.catch((error) => this.options.logger.warn({ err: (error as Error).message }, "recording coverage not written; will try again"));
     return next;
   }
 
@@ -127,11 +127,11 @@ export class RecordingCoverage {
    * Writes the stretch [startedAt, end), its row made on the first write, fenced by this
    * replica's epoch: a replica that lost the cluster's leadership claims no more of it.
    */
-  private async write(cluster: string, state: ClusterCoverage, end: Date, epoch = this.o.fence(cluster)): Promise<void> {
+  private async write(cluster: string, state: ClusterCoverage, end: Date, epoch = this.options.fence(cluster)): Promise<void> {
     const startedAt = state.startedAt!;
     const endedAt = end.getTime() < startedAt.getTime() ? startedAt : end;
     try {
-      await this.o.database.prisma.$transaction(async (tx) => {
+      await this.options.database.prisma.$transaction(async (tx) => {
         await checkFence(tx, cluster, epoch);
         if (state.id === undefined) {
           const row = await tx.recordingCoverage.create({ data: { cluster, startedAt, endedAt }, select: { id: true } });

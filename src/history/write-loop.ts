@@ -1,8 +1,9 @@
 import type { Logger } from "../log/logger.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 /** The backoff before retrying the `failures`th failed write in a row: 200 ms doubling to 5 s. */
 function writeRetryDelayMs(failures: number): number {
-  return Math.min(5_000, 100 * 2 ** Math.min(failures, 6));
+  return backoffDelay({ initialMs: 200, maxMs: 5_000 }, failures);
 }
 
 /** What a {@link WriteLoop} does for its recorder. */
@@ -32,7 +33,7 @@ export class WriteLoop {
   private halted = false;
   private ended: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: WriteLoopOptions) {}
+  constructor(private readonly options: WriteLoopOptions) {}
 
   /** True once {@link stop} was called. */
   get stopped(): boolean {
@@ -58,21 +59,21 @@ export class WriteLoop {
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.halted) {
-      if (this.o.pending() === 0) {
+      if (this.options.pending() === 0) {
         await new Promise<void>((resolve) => (this.waiting = resolve));
         continue;
       }
       try {
-        await this.o.write();
-        if (!this.o.status.databaseUp) this.o.logger.info(this.o.messages.up);
-        this.o.status.databaseUp = true;
+        await this.options.write();
+        if (!this.options.status.databaseUp) this.options.logger.info(this.options.messages.up);
+        this.options.status.databaseUp = true;
         failures = 0;
-        this.o.written();
+        this.options.written();
       } catch (error) {
         failures++;
-        if (this.o.status.databaseUp) this.o.logger.warn({ err: (error as Error).message, pending: this.o.pending() }, this.o.messages.down);
-        this.o.status.databaseUp = false;
-        this.o.failed(error);
+        if (this.options.status.databaseUp) this.options.logger.warn({ err: (error as Error).message, pending: this.options.pending() }, this.options.messages.down);
+        this.options.status.databaseUp = false;
+        this.options.failed(error);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, writeRetryDelayMs(failures));
           this.waiting = () => (clearTimeout(timer), resolve());

@@ -55,12 +55,10 @@ export async function bindHttpPort(host: string, port: number, connections?: Con
 }
 
 /**
- * How long an idle keep-alive connection is kept: 65 s, past the 60 s idle timeout of the
- * usual load balancers, instead of Node's 5 s. With 5 s, an event loop busy for a few seconds
- * (a first sync's parsing, an embedded PGlite query) can let a connection's timer fire before
- * its next request, already received, is read, and the request is reset: bench:inventory's
- * query was, about 5 s after the previous answer, never logged by the service (issue 17,
- * docs/scaling.md). Shutdown closes idle connections itself, so this does not make a stop wait.
+ * How long an idle keep-alive connection is kept: past the 60 s idle timeout of the usual load
+ * balancers, instead of Node's 5 s, which an event loop busy for a few seconds can outlast, so
+ * that a request already received is reset unread (docs/scaling.md). Shutdown closes idle
+ * connections itself, so this does not make a stop wait.
  */
 export const KEEP_ALIVE_MS = 65_000;
 

@@ -1,5 +1,5 @@
 /**
- * The Node fields of issue 15's node facts that the watch caches answer: heartbeats (the
+ * The Node fields of the node facts that the watch caches answer: heartbeats (the
  * node's Lease) and the node's details (providerID, podCIDRs, volumes, images). Served from the cached node, computed only when a
  * query asks for them.
  */

@@ -23,7 +23,7 @@ export class PeriodicTask {
   private current: Promise<void> | undefined;
   private active = false;
 
-  constructor(private readonly o: PeriodicTaskOptions) {}
+  constructor(private readonly options: PeriodicTaskOptions) {}
 
   /** True between start() and stop(). */
   get started(): boolean {
@@ -34,7 +34,7 @@ export class PeriodicTask {
   start(): void {
     if (this.active) return;
     this.active = true;
-    this.schedule(this.o.immediately ? 0 : this.o.delayMs());
+    this.schedule(this.options.immediately ? 0 : this.options.delayMs());
   }
 
   /** No run starts after this; resolves once a run in progress has ended. Idempotent. */
@@ -49,12 +49,12 @@ export class PeriodicTask {
     const plannedAt = new Date(Date.now() + ms);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.current = this.o
+      this.current = this.options
         .run(plannedAt)
-        .catch((error) => this.o.onError?.(error))
+        .catch((error) => this.options.onError?.(error))
         .finally(() => {
           this.current = undefined;
-          if (this.active) this.schedule(this.o.delayMs());
+          if (this.active) this.schedule(this.options.delayMs());
         });
     }, ms);
     this.timer.unref();

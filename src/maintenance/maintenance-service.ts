@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import type { Principal } from "../auth/principal.js";
 import type { ClusterRegistry } from "../cluster/cluster-registry.js";
 import { ClusterWriter, type AccessAttributes } from "../cluster/cluster-writer.js";
-import { isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound, isUnauthorized, kubeErrorDetail } from "../cluster/kube-client.js";
+import { kube } from "../cluster/kube-contract-errors.js";
 import type { CachedNode } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { DrainOptions as DrainOptionsInput } from "../graphql/generated/resolvers-types.js";
@@ -17,6 +17,7 @@ import { DEFAULT_DRAIN_TIMING, executeDrain, readPlan, type DrainTiming } from "
 import { isActive, type DrainOperation } from "./drain-operation.js";
 import { drainOptions } from "./drain-plan.js";
 import { drainEvent, type DrainEventRecord, type DrainStore } from "./drain-store.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 export interface MaintenanceTuning extends Partial<DrainTiming> {
   /** How often a runner proves it is alive (5 s). */
@@ -80,25 +81,25 @@ export class MaintenanceService {
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
 
-  constructor(private readonly o: MaintenanceServiceOptions) {
-    this.identity = o.identity ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-    this.timing = { ...DEFAULT_DRAIN_TIMING, ...o.tuning };
-    this.heartbeatMs = o.tuning?.heartbeatMs ?? 5_000;
-    this.staleAfterMs = o.tuning?.staleAfterMs ?? 30_000;
-    this.planWaitMs = o.tuning?.planWaitMs ?? 5_000;
+  constructor(private readonly options: MaintenanceServiceOptions) {
+    this.identity = options.identity ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.timing = { ...DEFAULT_DRAIN_TIMING, ...options.tuning };
+    this.heartbeatMs = options.tuning?.heartbeatMs ?? 5_000;
+    this.staleAfterMs = options.tuning?.staleAfterMs ?? 30_000;
+    this.planWaitMs = options.tuning?.planWaitMs ?? 5_000;
   }
 
   /** Takes over drains nobody runs (this replica's own, after a restart), then keeps watching for them. */
   async start(): Promise<void> {
     // A cancel handled by another replica reaches the runner here.
-    this.unsubscribe = this.o.pubsub.subscribe((notice) => {
+    this.unsubscribe = this.options.pubsub.subscribe((notice) => {
       if (notice.drain && notice.from !== this.identity && this.runners.has(notice.drain)) void this.checkStillActive(notice.drain);
     });
     this.heartbeat = setInterval(() => {
       for (const id of this.runners.keys()) this.save(id);
     }, this.heartbeatMs);
     this.heartbeat.unref();
-    await this.adoptOrphans().catch((error) => this.o.logger.warn({ err: error }, "could not look for drains to take over"));
+    await this.adoptOrphans().catch((error) => this.options.logger.warn({ err: error }, "could not look for drains to take over"));
     this.orphanSweep = setInterval(() => void this.adoptOrphans().catch(() => {}), Math.max(1_000, this.staleAfterMs / 2));
     this.orphanSweep.unref();
   }
@@ -112,8 +113,8 @@ export class MaintenanceService {
     const runners = [...this.runners.values()];
     for (const runner of runners) runner.abort.abort();
     await Promise.all(runners.map((runner) => runner.done));
-    await this.o.store.release(runners.map((runner) => runner.operation.id), this.identity).catch((error) => {
-      this.o.logger.warn({ err: error }, "could not release running drains; another replica takes them over once they look stale");
+    await this.options.store.release(runners.map((runner) => runner.operation.id), this.identity).catch((error) => {
+      this.options.logger.warn({ err: error }, "could not release running drains; another replica takes them over once they look stale");
     });
   }
 
@@ -133,8 +134,8 @@ export class MaintenanceService {
     input: DrainOptionsInput | null | undefined,
     reason: string | null | undefined,
   ): Promise<DrainOperation> {
-    const options = drainOptions(input, this.o.defaultTimeoutSeconds);
-    const node = this.o.inventory.node(clusterName, name);
+    const options = drainOptions(input, this.options.defaultTimeoutSeconds);
+    const node = this.options.inventory.node(clusterName, name);
     const writer = this.writer(node.cluster, principal);
     const base = {
       cluster: node.cluster,
@@ -147,11 +148,11 @@ export class MaintenanceService {
       finishedAt: null,
     };
     // Acting as the caller, ask the cluster first: a drain it would refuse halfway must not cordon the node.
-    if (this.o.impersonate) await this.checkDrainAccess(writer, principal, node.name, options, input?.dryRun === true);
+    if (this.options.impersonate) await this.checkDrainAccess(writer, principal, node.name, options, input?.dryRun === true);
     if (input?.dryRun) return this.dryRun(writer, base);
 
-    const operation = await this.o.store.create({ ...base, status: "PENDING", dryRun: false, pods: [] }, this.identity);
-    this.o.logger.info({ operation: operation.id, cluster: node.cluster, node: node.name, actor: principal.subject, options }, "drain started");
+    const operation = await this.options.store.create({ ...base, status: "PENDING", dryRun: false, pods: [] }, this.identity);
+    this.options.logger.info({ operation: operation.id, cluster: node.cluster, node: node.name, actor: principal.subject, options }, "drain started");
     let planned!: () => void;
     const plan = new Promise<void>((resolve) => (planned = resolve));
     this.run(operation, writer, planned);
@@ -168,13 +169,13 @@ export class MaintenanceService {
     if (!existing) throw new AppError(ErrorCode.NOT_FOUND, `drain operation ${id} not found`);
     if (existing.status === "CANCELLED") return existing;
     if (!isActive(existing.status)) throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${existing.status}`);
-    const ended = await this.o.store.end(id, null, { status: "CANCELLED", message: `cancelled by ${principal.subject}; the node stays cordoned` }, (op) =>
+    const ended = await this.options.store.end(id, null, { status: "CANCELLED", message: `cancelled by ${principal.subject}; the node stays cordoned` }, (op) =>
       drainEvent(op, "DRAIN_CANCELLED", { actor: principal.subject, detail: op.message }),
     );
     if (!ended) {
       // The database, not this replica's runner: a runner just cancelled may not have ended yet,
       // and its last visible state still says RUNNING.
-      const now = await this.o.store.get(id);
+      const now = await this.options.store.get(id);
       if (now?.status === "CANCELLED") return now;
       throw new AppError(ErrorCode.CONFLICT, `drain operation ${id} already ended: ${now?.status ?? "unknown"}`);
     }
@@ -187,7 +188,7 @@ export class MaintenanceService {
       runner.abort.abort();
     }
     await this.publish(cancelled, ended.eventIds);
-    this.o.logger.info({ operation: id, actor: principal.subject }, "drain cancelled");
+    this.options.logger.info({ operation: id, actor: principal.subject }, "drain cancelled");
     return cancelled;
   }
 
@@ -196,11 +197,16 @@ export class MaintenanceService {
     return [...this.runners.keys()];
   }
 
+  /** The status this replica's runner last reported for a drain, written or not yet (undefined when it runs elsewhere or has finished). */
+  runnerStatus(id: string): string | undefined {
+    return this.runners.get(id)?.operation.status;
+  }
+
   /** The freshest state: this replica's runner if it runs the drain, else the database. */
   async get(id: string): Promise<DrainOperation | undefined> {
     const local = this.runners.get(id);
     if (local) return local.visible;
-    return this.o.store.get(id);
+    return this.options.store.get(id);
   }
 
   /** `operation` as fresh as `get` has it: this replica's runner's state when it runs it. */
@@ -210,7 +216,7 @@ export class MaintenanceService {
 
   /** Each node's active drain, as fresh as `get` has it (this replica's runners ahead of their last save). */
   async activeFor(nodes: readonly { cluster: string; node: string }[]): Promise<Map<string, DrainOperation>> {
-    const active = await this.o.store.activeFor(nodes);
+    const active = await this.options.store.activeFor(nodes);
     for (const [key, stored] of active) {
       const local = this.runners.get(stored.id);
       if (local) active.set(key, local.visible);
@@ -226,7 +232,7 @@ export class MaintenanceService {
     unschedulable: boolean,
   ): Promise<CachedNode> {
     const note = checkReason(reason);
-    const cached = this.o.inventory.node(clusterName, name);
+    const cached = this.options.inventory.node(clusterName, name);
     const writer = this.writer(cached.cluster, principal);
     // Patch only when something would change (kubectl's cordon helper does the same), reading
     // the node from the API rather than the cache, which may lag a moment.
@@ -235,7 +241,7 @@ export class MaintenanceService {
     if (current.unschedulable === unschedulable) return current;
     const updated = await kube(cached.cluster, () => writer.setUnschedulable(name, unschedulable, maintenanceAnnotations({ actor: principal.subject, reason: note }, unschedulable)));
     if (!updated) throw new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cached.cluster}"`);
-    this.o.logger.info({ cluster: cached.cluster, node: name, actor: principal.subject, unschedulable }, unschedulable ? "node cordoned" : "node uncordoned");
+    this.options.logger.info({ cluster: cached.cluster, node: name, actor: principal.subject, unschedulable }, unschedulable ? "node cordoned" : "node uncordoned");
     return updated;
   }
 
@@ -243,7 +249,7 @@ export class MaintenanceService {
     const plan = await kube(base.cluster, () => readPlan(writer, base.node, base.options));
     const states = plan.pods;
     const removable = states.filter((pod) => pod.action).length;
-    return this.o.store.create(
+    return this.options.store.create(
       {
         ...base,
         dryRun: true,
@@ -266,7 +272,7 @@ export class MaintenanceService {
     setMaxListeners(0, abort.signal);
     const runner: Runner = { operation, visible: operation, abort, done: Promise.resolve(), saveTimer: undefined, chain: Promise.resolve() };
     this.runners.set(operation.id, runner);
-    const logger = this.o.logger.child({ operation: operation.id });
+    const logger = this.options.logger.child({ operation: operation.id });
     runner.done = executeDrain({
       operation,
       writer,
@@ -305,7 +311,7 @@ export class MaintenanceService {
       // final state must land, so it is retried until it does or this replica stops (then
       // the next replica takes the drain over and finds its pods gone).
       const final = !isActive(operation.status);
-      const ours = await this.persist(final ? "the final state of a drain" : undefined, () => this.o.store.save(operation, this.identity));
+      const ours = await this.persist(final ? "the final state of a drain" : undefined, () => this.options.store.save(operation, this.identity));
       if (ours === undefined) return;
       if (!ours) {
         if (!final) runner.abort.abort();
@@ -319,7 +325,7 @@ export class MaintenanceService {
   /** Events are history: retried until written, or until this replica stops. */
   private record(runner: Runner, events: DrainEventRecord[]): void {
     runner.chain = runner.chain.then(async () => {
-      const ids = await this.persist("drain events", () => this.o.store.recordEvents(events));
+      const ids = await this.persist("drain events", () => this.options.store.recordEvents(events));
       if (ids?.length) await this.publish(runner.operation, ids);
     });
   }
@@ -333,43 +339,43 @@ export class MaintenanceService {
       try {
         return await write();
       } catch (error) {
-        if (attempt === 0) this.o.logger.warn({ err: (error as Error).message }, `could not write ${mustLand ?? "drain progress"}${mustLand ? "; retrying" : "; the next write carries it"}`);
+        if (attempt === 0) this.options.logger.warn({ err: (error as Error).message }, `could not write ${mustLand ?? "drain progress"}${mustLand ? "; retrying" : "; the next write carries it"}`);
         if (!mustLand || this.stopped) return undefined;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** attempt)).unref());
+        await new Promise((resolve) => setTimeout(resolve, backoffDelay({ initialMs: 250, maxMs: 5_000 }, attempt + 1)).unref());
       }
     }
   }
 
   private async publish(operation: DrainOperation, maintenance: string[]): Promise<void> {
-    this.o.observe?.(operation);
-    await this.o.pubsub
+    this.options.observe?.(operation);
+    await this.options.pubsub
       .publish({ cluster: operation.cluster, node: operation.node, transitions: [], maintenance, drain: operation.id, from: this.identity, at: new Date().toISOString() })
-      .catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not publish drain progress"));
+      .catch((error) => this.options.logger.warn({ err: (error as Error).message }, "could not publish drain progress"));
   }
 
   private async checkStillActive(id: string): Promise<void> {
-    const stored = await this.o.store.get(id).catch(() => undefined);
+    const stored = await this.options.store.get(id).catch(() => undefined);
     if (stored && !isActive(stored.status)) this.runners.get(id)?.abort.abort();
   }
 
   /** Drains nobody runs: resumed here, or failed when their deadline passed while nobody ran them. */
   private async adoptOrphans(): Promise<void> {
     if (this.stopped) return;
-    const orphans = await this.o.store.claimOrphans(this.identity, this.staleAfterMs);
+    const orphans = await this.options.store.claimOrphans(this.identity, this.staleAfterMs);
     for (const operation of orphans) {
       if (this.stopped || this.runners.has(operation.id)) continue;
-      const cache = this.o.clusters.get(operation.cluster);
+      const cache = this.options.clusters.get(operation.cluster);
       const deadline = operation.startedAt.getTime() + operation.options.timeoutSeconds * 1000;
       if (!cache || Date.now() >= deadline) {
         const message = !cache
           ? `cluster "${operation.cluster}" is no longer configured; the drain cannot go on`
           : `global timeout reached: ${operation.options.timeoutSeconds}s while no replica was running the drain; the node stays cordoned`;
-        const ended = await this.o.store.end(operation.id, this.identity, { status: "FAILED", message }, (op) => drainEvent(op, "DRAIN_FAILED", { detail: message }));
+        const ended = await this.options.store.end(operation.id, this.identity, { status: "FAILED", message }, (op) => drainEvent(op, "DRAIN_FAILED", { detail: message }));
         if (ended) await this.publish(ended.operation, ended.eventIds);
         continue;
       }
-      this.o.logger.info({ operation: operation.id, node: operation.node }, "resuming a drain whose runner stopped");
-      const writer = new ClusterWriter(cache.client, operation.cluster, this.o.impersonate ? operation.requestedBy : undefined);
+      this.options.logger.info({ operation: operation.id, node: operation.node }, "resuming a drain whose runner stopped");
+      const writer = new ClusterWriter(cache.client, operation.cluster, this.options.impersonate ? operation.requestedBy : undefined);
       this.run(operation, writer);
     }
   }
@@ -387,7 +393,7 @@ export class MaintenanceService {
       { verb: "get", group: "apps", resource: "daemonsets" },
     ];
     if (!dryRun) {
-      const namespaces = new Set([...(this.o.clusters.get(writer.cluster)?.podsOn(node) ?? [])].map((pod) => pod.namespace));
+      const namespaces = new Set([...(this.options.clusters.get(writer.cluster)?.podsOn(node) ?? [])].map((pod) => pod.namespace));
       for (const namespace of [...namespaces].sort()) {
         needed.push(options.disableEviction ? { verb: "delete", group: "", resource: "pods", namespace } : { verb: "create", group: "", resource: "pods", subresource: "eviction", namespace });
       }
@@ -404,8 +410,8 @@ export class MaintenanceService {
   }
 
   private writer(cluster: string, principal: Principal): ClusterWriter {
-    const cache = this.o.clusters.get(cluster)!;
-    return new ClusterWriter(cache.client, cluster, this.o.impersonate ? principal.subject : undefined);
+    const cache = this.options.clusters.get(cluster)!;
+    return new ClusterWriter(cache.client, cluster, this.options.impersonate ? principal.subject : undefined);
   }
 }
 
@@ -415,16 +421,3 @@ export function checkReason(reason: string | null | undefined): string | null {
   return text;
 }
 
-/** A Kubernetes call on behalf of a caller: its refusals become contract errors. */
-export async function kube<T>(cluster: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    const detail = kubeErrorDetail(error);
-    if (isUnauthorized(error) || isForbidden(error)) throw new AppError(ErrorCode.FORBIDDEN, `cluster "${cluster}" refused: ${detail}`);
-    if (isNotFound(error)) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${cluster}": ${detail}`);
-    if (isConflict(error) || isAlreadyExists(error)) throw new AppError(ErrorCode.CONFLICT, `cluster "${cluster}": ${detail}`);
-    if (isInvalid(error)) throw new AppError(ErrorCode.BAD_USER_INPUT, `cluster "${cluster}": ${detail}`);
-    throw new AppError(ErrorCode.UNAVAILABLE, `cluster "${cluster}" cannot be reached: ${detail}`);
-  }
-}

@@ -7,7 +7,8 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import { changeNoteAnnotations, type ChangeNote } from "../history/history-model.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import type { Logger } from "../log/logger.js";
-import { checkReason, kube } from "./maintenance-service.js";
+import { kube } from "../cluster/kube-contract-errors.js";
+import { checkReason } from "./maintenance-service.js";
 import { planLabels, planTaints, type LabelRequest, type TaintRequest } from "./node-metadata-plan.js";
 
 export interface NodeMetadataServiceOptions {
@@ -28,7 +29,7 @@ const ATTEMPTS = 3;
  * writes cordons, so a change made by kubectl is recorded the same way, as `external`.
  */
 export class NodeMetadataService {
-  constructor(private readonly o: NodeMetadataServiceOptions) {}
+  constructor(private readonly options: NodeMetadataServiceOptions) {}
 
   label(principal: Principal, cluster: string | null | undefined, name: string, request: LabelRequest, reason: string | null | undefined): Promise<CachedNode> {
     return this.change(principal, cluster, name, reason, "labels", (node) => {
@@ -54,9 +55,9 @@ export class NodeMetadataService {
     plan: (node: CachedNode) => { changes: Record<string, string | null>; patch: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> } },
   ): Promise<CachedNode> {
     const why = checkReason(reason);
-    const cached = this.o.inventory.node(clusterName, name);
-    const cache = this.o.clusters.get(cached.cluster)!;
-    const writer = new ClusterWriter(cache.client, cached.cluster, this.o.impersonate ? principal.subject : undefined);
+    const cached = this.options.inventory.node(clusterName, name);
+    const cache = this.options.clusters.get(cached.cluster)!;
+    const writer = new ClusterWriter(cache.client, cached.cluster, this.options.impersonate ? principal.subject : undefined);
     const missing = () => new AppError(ErrorCode.NOT_FOUND, `node "${name}" not found in cluster "${cached.cluster}"`);
     for (let attempt = 1; ; attempt++) {
       const current = await kube(cached.cluster, () => writer.node(name));
@@ -68,7 +69,7 @@ export class NodeMetadataService {
       try {
         const updated = await kube(cached.cluster, () => writer.patchNode(name, body));
         if (!updated) throw missing();
-        this.o.logger.info({ cluster: cached.cluster, node: name, actor: principal.subject, [what]: changes }, `node ${what} changed`);
+        this.options.logger.info({ cluster: cached.cluster, node: name, actor: principal.subject, [what]: changes }, `node ${what} changed`);
         return updated;
       } catch (error) {
         // Someone changed the node since we read it: plan again on what it is now.

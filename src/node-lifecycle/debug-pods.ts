@@ -16,7 +16,8 @@ import { AppError, ErrorCode } from "../graphql/errors.js";
 import type { InventoryService } from "../inventory/inventory-service.js";
 import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import type { Logger } from "../log/logger.js";
-import { checkReason, kube } from "../maintenance/maintenance-service.js";
+import { kube } from "../cluster/kube-contract-errors.js";
+import { checkReason } from "../maintenance/maintenance-service.js";
 import type { PubSub } from "../pubsub/pubsub.js";
 
 /** Marks the pods made here: the sweep lists only these. */
@@ -120,12 +121,12 @@ export class DebugPods {
   private readonly sweeper: PeriodicTask;
   private readonly namespace: string;
 
-  constructor(private readonly o: DebugPodsOptions) {
-    this.namespace = o.namespace ?? "default";
+  constructor(private readonly options: DebugPodsOptions) {
+    this.namespace = options.namespace ?? "default";
     this.sweeper = new PeriodicTask({
       run: () => this.sweep(),
-      delayMs: () => o.sweepMs ?? 15_000,
-      onError: (error) => o.logger.warn({ err: (error as Error).message }, "debug pod sweep failed"),
+      delayMs: () => options.sweepMs ?? 15_000,
+      onError: (error) => options.logger.warn({ err: (error as Error).message }, "debug pod sweep failed"),
     });
   }
 
@@ -144,14 +145,14 @@ export class DebugPods {
     if (!image.trim() || image.length > MAX_IMAGE_LENGTH || /\s/.test(image)) throw new AppError(ErrorCode.BAD_USER_INPUT, `image: an image reference without spaces, at most ${MAX_IMAGE_LENGTH} characters`);
     const ttl = ttlSeconds ?? DEBUG_TTL.defaultSeconds;
     if (!Number.isInteger(ttl) || ttl < DEBUG_TTL.minSeconds || ttl > DEBUG_TTL.maxSeconds) throw new AppError(ErrorCode.BAD_USER_INPUT, `ttlSeconds: between ${DEBUG_TTL.minSeconds} and ${DEBUG_TTL.maxSeconds}, got ${ttl}`);
-    const node = this.o.inventory.node(clusterName, name);
-    const client = this.o.clusters.get(node.cluster)!.client;
+    const node = this.options.inventory.node(clusterName, name);
+    const client = this.options.clusters.get(node.cluster)!.client;
     const expiresAt = new Date(Date.now() + ttl * 1000);
     const manifest = debugPodManifest(node.name, image, this.namespace, randomSuffix(), expiresAt, principal.subject);
-    const headers: Record<string, string> = this.o.impersonate ? { "Impersonate-User": principal.subject } : {};
+    const headers: Record<string, string> = this.options.impersonate ? { "Impersonate-User": principal.subject } : {};
     const created = await kube(node.cluster, () => client.request<Json>("POST", `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/pods`, {}, manifest, { headers }));
     const view = viewOf(node.cluster, created)!;
-    this.o.logger.info({ cluster: node.cluster, node: node.name, actor: principal.subject, pod: `${view.namespace}/${view.name}`, image, ttlSeconds: ttl }, "debug pod created");
+    this.options.logger.info({ cluster: node.cluster, node: node.name, actor: principal.subject, pod: `${view.namespace}/${view.name}`, image, ttlSeconds: ttl }, "debug pod created");
     await this.record(node, principal, why, view, ttl);
     // This replica deletes it on time if it is still here; the sweep of any leader otherwise.
     setTimeout(() => void this.remove(node.cluster, view, true), ttl * 1000).unref();
@@ -160,7 +161,7 @@ export class DebugPods {
 
   /** The node's debugging pods, from the API (the cache keeps neither their image nor their expiry). */
   async list(node: CachedNode): Promise<DebugPodView[]> {
-    const client = this.o.clusters.get(node.cluster)?.client;
+    const client = this.options.clusters.get(node.cluster)?.client;
     if (!client) return [];
     const list = await kube(node.cluster, () =>
       client.getJson<{ items: Json[] }>("/api/v1/pods", { labelSelector: `${DEBUG_POD_LABEL}=true`, fieldSelector: `spec.nodeName=${node.name}`, limit: LIST_LIMIT }, 15_000),
@@ -174,8 +175,8 @@ export class DebugPods {
 
   /** Deletes every expired debugging pod of the clusters this replica leads. */
   async sweep(): Promise<void> {
-    for (const cache of this.o.clusters.all()) {
-      if (!this.o.leads(cache.name)) continue;
+    for (const cache of this.options.clusters.all()) {
+      if (!this.options.leads(cache.name)) continue;
       const list = await cache.client.getJson<{ items: Json[] }>("/api/v1/pods", { labelSelector: `${DEBUG_POD_LABEL}=true`, limit: LIST_LIMIT }, 15_000);
       for (const raw of list.items) {
         const view = viewOf(cache.name, raw);
@@ -186,19 +187,19 @@ export class DebugPods {
 
   private async remove(cluster: string, view: DebugPodView, own: boolean): Promise<void> {
     // The replica that made it may delete its own on time; otherwise only the cluster's leader, checked here.
-    if (!own && !this.o.leads(cluster)) return;
-    const client = this.o.clusters.get(cluster)?.client;
+    if (!own && !this.options.leads(cluster)) return;
+    const client = this.options.clusters.get(cluster)?.client;
     if (!client) return;
     try {
       await client.request("DELETE", `/api/v1/namespaces/${encodeURIComponent(view.namespace)}/pods/${encodeURIComponent(view.name)}`, {}, { gracePeriodSeconds: 0 });
-      this.o.logger.info({ cluster, pod: `${view.namespace}/${view.name}` }, "debug pod deleted at its expiry");
+      this.options.logger.info({ cluster, pod: `${view.namespace}/${view.name}` }, "debug pod deleted at its expiry");
     } catch (error) {
-      if (!isNotFound(error)) this.o.logger.warn({ cluster, pod: `${view.namespace}/${view.name}`, err: (error as Error).message }, "could not delete an expired debug pod");
+      if (!isNotFound(error)) this.options.logger.warn({ cluster, pod: `${view.namespace}/${view.name}`, err: (error as Error).message }, "could not delete an expired debug pod");
     }
   }
 
   private async record(node: CachedNode, principal: Principal, reason: string, view: DebugPodView, ttl: number): Promise<void> {
-    const row = await this.o.database.prisma.maintenanceEvent.create({
+    const row = await this.options.database.prisma.maintenanceEvent.create({
       data: {
         cluster: node.cluster,
         node: node.name,
@@ -212,8 +213,8 @@ export class DebugPods {
       },
       select: { id: true },
     });
-    await this.o.pubsub
+    await this.options.pubsub
       .publish({ cluster: node.cluster, node: node.name, transitions: [], maintenance: [String(row.id)], at: new Date().toISOString() })
-      .catch((error) => this.o.logger.warn({ err: (error as Error).message }, "could not publish a debug event"));
+      .catch((error) => this.options.logger.warn({ err: (error as Error).message }, "could not publish a debug event"));
   }
 }

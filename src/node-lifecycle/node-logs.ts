@@ -8,7 +8,7 @@ import { isNotFound } from "../cluster/kube-client.js";
 import type { CachedNode } from "../cluster/model.js";
 import { boundedText } from "../cluster/node-event.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import { kube } from "../maintenance/maintenance-service.js";
+import { kube } from "../cluster/kube-contract-errors.js";
 
 export const NODE_LOG_LIMITS = {
   /** Lines when tailLines is omitted, and at most. */

@@ -14,10 +14,9 @@ import { AnswerFragments, type AnswerFragmentsOptions, type FragmentPlan } from 
 import { markLargeAnswer, markPrerendered } from "./prerendered-json.js";
 
 /**
- * The root fields whose answers can be large: the live watch cache's (all 5,000 nodes of a
- * fleet are ~300,000 fields) and the capacity report (one group per node is ~200,000), where
- * graphql-js's per-field work, and the garbage it leaves under the serve command's heap bound,
- * is most of the time (figures: docs/scaling.md). Everything
+ * The root fields whose answers can be large: the live watch cache's and the capacity report's
+ * (hundreds of thousands of fields for a large fleet), where graphql-js's per-field work, and the
+ * garbage it leaves under the serve command's heap bound, is most of the time (docs/scaling.md). Everything
  * else (history, availability, the service's status, mutations, introspection) is small and
  * keeps graphql-js as it is.
  */

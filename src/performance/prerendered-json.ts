@@ -129,8 +129,8 @@ function writeValue(value: unknown, writer: PieceWriter): void {
 }
 
 /**
- * Apollo Server's `stringifyResult` must return a string, and an answer of all 5,000 nodes is
- * 9.4 MB of it: made, measured for Content-Length and converted to UTF-8 again for the socket.
+ * Apollo Server's `stringifyResult` must return a string, and an answer of every node of a large
+ * fleet is megabytes of it: made, measured for Content-Length and converted to UTF-8 again for the socket.
  * For a result holding prerendered pieces this writes the bytes once and hands Apollo a token
  * instead, which the HTTP handler exchanges for them (`take`). A live inventory or capacity
  * report answer without them (a document graphql-jit could not compile) is written the same way from its JSON

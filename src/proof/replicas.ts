@@ -31,9 +31,9 @@ export class Replica {
 
   constructor(
     readonly index: number,
-    private readonly o: ReplicaOptions,
+    private readonly options: ReplicaOptions,
   ) {
-    this.log = createWriteStream(join(o.logDir, `replica-${index}.log`), { flags: "a" });
+    this.log = createWriteStream(join(options.logDir, `replica-${index}.log`), { flags: "a" });
   }
 
   get pid(): number | undefined {
@@ -46,13 +46,13 @@ export class Replica {
 
   /** Start a process in the slot and wait until it says it is ready. */
   async start(skewMs = 0): Promise<void> {
-    const bin = join(this.o.programRoot, "bin", "node-inventory.js");
+    const bin = join(this.options.programRoot, "bin", "node-inventory.js");
     const flags = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)\n/.exec(readFileSync(bin, "utf8"))?.[1]?.split(" ").filter(Boolean) ?? [];
     const preload = skewMs ? ["--import", pathToFileURL(join(import.meta.dirname, "skewed-clock.js")).href] : [];
-    const database = /^postgres(ql)?:\/\//.test(this.o.database) ? { DATABASE_URL: this.o.database } : { DATA_DIR: this.o.database };
-    const args = ["serve", "--port", "0", "--kubeconfig", this.o.kubeconfig, "--lease-duration", String(this.o.leaseDurationSeconds), "--log-format", "json", "--trends-interval", "0", "--mutation-rate-limit", "0", "--history-retention-days", "36500"];
+    const database = /^postgres(ql)?:\/\//.test(this.options.database) ? { DATABASE_URL: this.options.database } : { DATA_DIR: this.options.database };
+    const args = ["serve", "--port", "0", "--kubeconfig", this.options.kubeconfig, "--lease-duration", String(this.options.leaseDurationSeconds), "--log-format", "json", "--trends-interval", "0", "--mutation-rate-limit", "0", "--history-retention-days", "36500"];
     const child = spawn(process.execPath, [...flags, ...preload, bin, ...args], {
-      cwd: this.o.programRoot,
+      cwd: this.options.programRoot,
       env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", ...database, PROOF_CLOCK_SKEW_MS: String(skewMs) },
       stdio: ["ignore", "pipe", "pipe"],
     });

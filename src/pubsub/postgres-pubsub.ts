@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { Logger } from "../log/logger.js";
 import type { HistoryNotice, PubSub } from "./pubsub.js";
+import { backoffDelay } from "../lifecycle/backoff.js";
 
 const CHANNEL = "node_inventory_history";
 /** NOTIFY's payload limit is 8000 bytes; stay clear of it and split larger notices. */
@@ -38,7 +39,7 @@ export class PostgresPubSub implements PubSub {
       if (this.closed || this.listener !== client) return;
       this.listener = undefined;
       client.end().catch(() => {});
-      const delay = Math.min(10_000, 200 * 2 ** Math.min(failures, 6));
+      const delay = backoffDelay({ initialMs: 200, maxMs: 10_000 }, failures + 1);
       this.logger.warn({ retryInMs: delay }, "lost the LISTEN connection: reconnecting");
       this.retry = setTimeout(() => void this.listen(failures + 1), delay);
       this.retry.unref();

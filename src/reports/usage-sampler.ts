@@ -44,15 +44,15 @@ export class UsageSampler {
   /** Sorted, so one set of keys always makes the same cell ids. */
   private readonly labelKeys: readonly string[];
 
-  constructor(private readonly o: UsageSamplerOptions) {
-    this.labelKeys = [...new Set(o.labelKeys)].sort();
+  constructor(private readonly options: UsageSamplerOptions) {
+    this.labelKeys = [...new Set(options.labelKeys)].sort();
     // On the interval's boundaries (samplings of every replica line up); each stamped with its boundary.
     this.task = new PeriodicTask({ run: (at) => this.tick(at), delayMs: () => this.periodMs - (Date.now() % this.periodMs) });
   }
 
   /** The timer's period: the interval, or an hour (for housekeeping alone) when sampling is off. */
   private get periodMs(): number {
-    return this.o.intervalSeconds > 0 ? this.o.intervalSeconds * 1000 : HOUR_MS;
+    return this.options.intervalSeconds > 0 ? this.options.intervalSeconds * 1000 : HOUR_MS;
   }
 
   start(): void {
@@ -69,14 +69,14 @@ export class UsageSampler {
    * replica leads and has synced. Returns the rows written. Tests call it with the time they want.
    */
   async sampleAt(at: Date): Promise<number> {
-    if (this.o.intervalSeconds <= 0) return 0;
+    if (this.options.intervalSeconds <= 0) return 0;
     const aligned = new Date(Math.floor(at.getTime() / this.periodMs) * this.periodMs);
     let written = 0;
-    for (const cache of this.o.clusters.all()) {
-      if (!this.o.leads(cache.name) || !cache.status().synced) continue;
+    for (const cache of this.options.clusters.all()) {
+      if (!this.options.leads(cache.name) || !cache.status().synced) continue;
       const samples: NodeSample[] = [];
       for (const node of cache.allNodes()) {
-        const totals = this.o.inventory.podTotals(node);
+        const totals = this.options.inventory.podTotals(node);
         const usage = cache.usage(node.name);
         const cell = CELL.map((grouping) => groupValue(grouping, cache.name, node.labels));
         samples.push({
@@ -89,7 +89,7 @@ export class UsageSampler {
           memoryRequests: totals.requests.memory ?? 0,
         });
       }
-      written += await this.o.store.writeSampling(cache.name, aligned, samples);
+      written += await this.options.store.writeSampling(cache.name, aligned, samples);
     }
     return written;
   }
@@ -101,32 +101,32 @@ export class UsageSampler {
    */
   async housekeep(now: Date): Promise<{ rolledUp: number; deleted: number }> {
     const hour = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
-    const rawCutoff = new Date(now.getTime() - this.o.rawRetentionHours * HOUR_MS);
+    const rawCutoff = new Date(now.getTime() - this.options.rawRetentionHours * HOUR_MS);
     let rolledUp = 0;
     let deleted = 0;
-    for (const cache of this.o.clusters.all()) {
-      if (!this.o.leads(cache.name)) continue;
-      rolledUp += await this.o.store.rollUp(cache.name, hour);
-      deleted += await this.o.store.dropRawRows(cache.name, rawCutoff);
+    for (const cache of this.options.clusters.all()) {
+      if (!this.options.leads(cache.name)) continue;
+      rolledUp += await this.options.store.rollUp(cache.name, hour);
+      deleted += await this.options.store.dropRawRows(cache.name, rawCutoff);
     }
-    deleted += await this.o.store.prune(new Date(now.getTime() - this.o.retentionDays * 24 * HOUR_MS));
+    deleted += await this.options.store.prune(new Date(now.getTime() - this.options.retentionDays * 24 * HOUR_MS));
     return { rolledUp, deleted };
   }
 
   private async tick(at: Date): Promise<void> {
     try {
       const rows = await this.sampleAt(at);
-      this.o.logger.debug({ rows, at }, "trends sampled");
+      this.options.logger.debug({ rows, at }, "trends sampled");
       const hour = Math.floor(Date.now() / HOUR_MS);
       if (hour !== this.housekeptHour) {
         const done = await this.housekeep(new Date());
         this.housekeptHour = hour;
-        if (done.rolledUp || done.deleted) this.o.logger.info(done, "trends rolled up and pruned");
+        if (done.rolledUp || done.deleted) this.options.logger.info(done, "trends rolled up and pruned");
       }
-      if (this.failing) this.o.logger.info("trends sampling writes again");
+      if (this.failing) this.options.logger.info("trends sampling writes again");
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.o.logger.warn({ err: (error as Error).message }, "trends sampling failed; the next interval tries again");
+      if (!this.failing) this.options.logger.warn({ err: (error as Error).message }, "trends sampling failed; the next interval tries again");
       this.failing = true;
     }
   }

@@ -5,7 +5,7 @@
  * resolutions old, and again at once when a pod on it changes.
  */
 import type { KObject, StoreEvent } from "./store.js";
-import type { SimCluster } from "./cluster.js";
+import type { ClusterContext } from "./controllers/context.js";
 import { R } from "./storage-names.js";
 import { cpuMillicores, bytes } from "../k8s/quantity.js";
 
@@ -99,8 +99,14 @@ function nodeReady(node: KObject): boolean {
   return ((node.status as Obj).conditions as Obj[]).some((c) => c.type === "Ready" && c.status === "True");
 }
 
+/** What the metrics read of the cluster, so this module needs no import of the cluster itself. */
+export type MetricsCluster = Pick<ClusterContext, "clock" | "store"> & {
+  get(resource: string, name: string, namespace?: string): KObject | undefined;
+  readonly nodeUsage: NodeUsageScrapes;
+};
+
 /** NodeMetrics of one node, or undefined when metrics-server would have none (not Ready). */
-export function nodeMetrics(cluster: SimCluster, node: KObject): object | undefined {
+export function nodeMetrics(cluster: MetricsCluster, node: KObject): object | undefined {
   if (!nodeReady(node)) return undefined;
   const now = cluster.clock.now();
   const scraped = cluster.nodeUsage.of(node, now);
@@ -134,7 +140,7 @@ export class NodeUsageScrapes {
   private readonly scraped = new Map<string, ScrapedUsage>();
   private lastRefresh: number | undefined;
 
-  constructor(private readonly cluster: SimCluster) {}
+  constructor(private readonly cluster: Omit<MetricsCluster, "nodeUsage">) {}
 
   /** A change of a pod, or of a node's capacity, makes that node's usage scraped again at the next read. */
   observe(e: StoreEvent): void {
@@ -206,7 +212,7 @@ function nodeNameOf(pod: KObject): string {
 }
 
 /** PodMetrics of one running pod. */
-export function podMetrics(cluster: SimCluster, pod: KObject): object | undefined {
+export function podMetrics(cluster: MetricsCluster, pod: KObject): object | undefined {
   if (!isRunning(pod)) return undefined;
   const now = cluster.clock.now();
   const tSec = now / 1000;

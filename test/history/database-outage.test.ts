@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { graphql, startTestApp } from "../support/app.js";
+import { cacheCaughtUp, graphql, startTestApp } from "../support/app.js";
 import pg from "pg";
 import { BACKENDS, setDatabaseDown as setDown } from "../support/databases.js";
 import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
@@ -22,7 +22,7 @@ for (const [what, bufferSize, flaps] of [
       const cluster = await startSimWithKubeconfig({ nodes: 2, seed: 41, clockSpeed: 0 });
       const fresh = await postgres.create();
       const name = new URL((fresh.config as { url: string }).url).pathname.slice(1);
-      const { app, url } = await startTestApp(
+      const { app, url, probes } = await startTestApp(
         { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
         { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200, bufferSize } },
       );
@@ -45,14 +45,15 @@ for (const [what, bufferSize, flaps] of [
         for (let i = 0; i < flaps; i++) {
           cluster.sim.cluster.advance(10_000);
           cluster.sim.cluster.setNodeCondition(node, "Ready", i % 2 === 0 ? "False" : "True");
-          await new Promise((r) => setTimeout(r, 100));
+          // Each flap reaches the service before the next: one observation each, buffered.
+          await cacheCaughtUp(probes, cluster);
         }
         if (bufferSize < flaps) {
           // Later changes of another node push every observation of the first out of the buffer.
           const other = cluster.sim.cluster.nodeNames()[1]!;
           for (let i = 0; i < bufferSize; i++) {
             cluster.sim.cluster.update("nodes", other, (copy: any) => void (copy.metadata.labels["outage-test"] = String(i)));
-            await new Promise((r) => setTimeout(r, 100));
+            await cacheCaughtUp(probes, cluster);
           }
         }
         const during = await eventually(async () => {

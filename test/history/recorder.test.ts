@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import type { AppProbes } from "../../src/app/app-probes.js";
 import type { App } from "../../src/app/create-app.js";
 import type { Database } from "../../src/db/database.js";
-import { graphql, startTestApp } from "../support/app.js";
+import { cacheCaughtUp, graphql, startTestApp } from "../support/app.js";
 import { BACKENDS, type TestDatabase } from "../support/databases.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
@@ -14,14 +15,16 @@ for (const backend of BACKENDS) {
     let fresh: TestDatabase;
     let db: Database;
     let app: App | undefined;
+    let probes: AppProbes;
     // PGlite lives in one process: the service and the test share one instance of it.
-    const start = async (identity: string) =>
-      (
-        await startTestApp(
-          { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
-          { ...(backend.name === "pglite" ? { database: db } : {}), recorderTuning: { ...FAST_LEASE, identity } },
-        )
-      ).app;
+    const start = async (identity: string) => {
+      const started = await startTestApp(
+        { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
+        { ...(backend.name === "pglite" ? { database: db } : {}), recorderTuning: { ...FAST_LEASE, identity } },
+      );
+      probes = started.probes;
+      return started.app;
+    };
 
     // Every test starts from one recording service that has recorded the cluster as first seen,
     // so each can run alone (--test-name-pattern) and none relies on another having run.
@@ -81,7 +84,8 @@ for (const backend of BACKENDS) {
       for (let i = 0; i < N; i++) {
         cluster.sim.cluster.advance(10_000);
         cluster.sim.cluster.setNodeCondition(node, "Ready", i % 2 === 0 ? "False" : "True", i % 2 === 0 ? "KubeletNotReady" : "KubeletReady");
-        await new Promise((r) => setTimeout(r, 50));
+        // Each flap seen by the service before the next: N watch events, not a relist.
+        await cacheCaughtUp(probes, cluster);
       }
       const flaps = await eventually(async () => {
         const rows = await readyTransitions(node, false);

@@ -110,7 +110,7 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
     const db = await postgres.create();
     const name = new URL((db.config as { url: string }).url).pathname.slice(1);
     const sim = await startSimWithKubeconfig({ nodes: 6, seed: 7, clockSpeed: 30 });
-    const { app, url } = await startTestApp(
+    const { app, url, probes } = await startTestApp(
       { database: db.config, clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] } },
       { recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 }, maintenanceTuning: { ...TUNING, staleAfterMs: 60_000 } },
     );
@@ -123,7 +123,8 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
       await eventually(async () => (await graphql(url, GET, { id })).body.data.drainOperation.pods.some((p: any) => p.status === "BLOCKED"), "the drain to be blocked");
       // Down across the drain's deadline: it ends while nothing can be written.
       await setDatabaseDown(name, true);
-      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      // The runner reaches its deadline and fails the drain while nothing can be written.
+      await eventually(() => probes.drainRunnerStatus(id) === "FAILED", "the drain to end while the database is down", 15_000);
       await setDatabaseDown(name, false);
       const sql = new pg.Client({ connectionString: (db.config as { url: string }).url });
       await sql.connect();

@@ -3,7 +3,8 @@ import { AppProbes } from "../../src/app/app-probes.js";
 import { createApp, type App, type AppOverrides } from "../../src/app/create-app.js";
 import { loadConfig, type AuthConfig, type Config } from "../../src/config/config.js";
 import { createLogger } from "../../src/log/logger.js";
-import { eventually } from "./sim-cluster.js";
+import { isDeepStrictEqual } from "node:util";
+import { eventually, type SimWithKubeconfig } from "./sim-cluster.js";
 
 /** Log lines the app wrote, parsed, for tests that assert on logging. */
 export interface CapturedLogs {
@@ -57,6 +58,21 @@ export async function startTestApp(
 /** Resolves once the hub holds `count` subscription listeners: a subscription is registered, events will reach it. */
 export function subscribers(probes: AppProbes, count: number): Promise<true> {
   return eventually(() => probes.subscriberCount() >= count || undefined, `${count} subscription listeners (have ${probes.subscriberCount()})`, 10_000);
+}
+
+/** Each node of a simulated cluster with its resourceVersion now. */
+export function simNodeVersions(cluster: SimWithKubeconfig): Record<string, string> {
+  return Object.fromEntries(cluster.sim.cluster.nodeNames().map((name) => [name, (cluster.sim.cluster.get("nodes", name) as any).metadata.resourceVersion as string]));
+}
+
+/** Whether the app's cache holds each node as the simulator holds it now: every change so far has reached the service. */
+export function cacheHolds(probes: AppProbes, cluster: SimWithKubeconfig, name = "sim"): boolean {
+  return isDeepStrictEqual(probes.cachedNodeVersions(name), simNodeVersions(cluster));
+}
+
+/** Resolves once the app's cache holds each node as the simulator holds it now. */
+export function cacheCaughtUp(probes: AppProbes, cluster: SimWithKubeconfig, name = "sim"): Promise<true> {
+  return eventually(() => cacheHolds(probes, cluster, name) || undefined, `the cache of ${name} to hold its nodes as they are`, 10_000);
 }
 
 /** Resolves once /readyz says every dependency is up, the clusters synced: a node lookup then answers from the cache. */

@@ -1,16 +1,10 @@
 // Routes under /ui/ with the History API: links are real links (open in a new tab, copy the
 // address), and a click on one inside the page only changes the view.
 import { useEffect, useState } from "preact/hooks";
+import { parseRoute, type Route } from "./route";
 
-export type Route = { page: "fleet" } | { page: "node"; cluster: string; name: string } | { page: "reports" } | { page: "missing" };
+export { parseRoute, type Route };
 
-export function parseRoute(pathname: string): Route {
-  if (pathname === "/ui/" || pathname === "/ui") return { page: "fleet" };
-  if (pathname === "/ui/reports") return { page: "reports" };
-  const node = /^\/ui\/nodes\/([^/]+)\/([^/]+)$/.exec(pathname);
-  if (node) return { page: "node", cluster: decodeURIComponent(node[1]!), name: decodeURIComponent(node[2]!) };
-  return { page: "missing" };
-}
 
 const listeners = new Set<() => void>();
 

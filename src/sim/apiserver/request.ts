@@ -3,7 +3,7 @@
  * recorded, and the small helpers to find its object and answer it.
  */
 import type { ServerResponse } from "node:http";
-import type { SimCluster } from "../cluster.js";
+import type { ClusterContext } from "../controllers/context.js";
 import { objectKey, Entry, type KObject } from "../store.js";
 import { apiVersionOf, storageName, type ResourceDef } from "./resources.js";
 import { badRequest, notFound } from "./status.js";
@@ -45,7 +45,10 @@ export function storage(t: Target): string {
 }
 
 /** The stored object a target names, or 404. */
-export function entryOf(cluster: SimCluster, t: Target): Entry {
+/** What answering a request reads of the cluster: its store and its randomness (request ids). */
+export type RequestCluster = Pick<ClusterContext, "store" | "rng">;
+
+export function entryOf(cluster: RequestCluster, t: Target): Entry {
   const e = cluster.store.get(storage(t), objectKey(t.namespace, t.name!));
   if (!e) throw notFound(t.def.resource, t.def.group, t.name!);
   return e;
@@ -91,7 +94,7 @@ export function parseBody(body: Buffer): KObject {
 }
 
 /** Answer JSON (a string is sent as is), with the headers the apiserver sends; indented when the request asks for `pretty`. */
-export function send(cluster: SimCluster, res: ServerResponse, code: number, body: unknown): void {
+export function send(cluster: RequestCluster, res: ServerResponse, code: number, body: unknown): void {
   let text = typeof body === "string" ? body : JSON.stringify(body);
   if (wantsPretty(res)) text = `${JSON.stringify(typeof body === "string" ? JSON.parse(body) : body, null, 2)}\n`;
   res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-cache, private", "Audit-Id": cluster.rng.uid() });
@@ -99,7 +102,7 @@ export function send(cluster: SimCluster, res: ServerResponse, code: number, bod
 }
 
 /** Answer a stored entry (its stored JSON, in the requested version) or a built object. */
-export function reply(cluster: SimCluster, res: ServerResponse, code: number, t: Target, r: Entry | KObject): void {
+export function reply(cluster: RequestCluster, res: ServerResponse, code: number, t: Target, r: Entry | KObject): void {
   if (r instanceof Entry) send(cluster, res, code, versioned(r.json, t));
   else send(cluster, res, code, t.def.view ? t.def.view.out(r) : r);
 }

@@ -4,7 +4,8 @@
  * handler). New subresources (binding, scale) go here.
  */
 import type { ServerResponse } from "node:http";
-import type { SimCluster } from "../cluster.js";
+import type { ClusterContext } from "../controllers/context.js";
+import type { DisruptionController } from "../controllers/disruption.js";
 import { objectKey, type Entry, type KObject } from "../store.js";
 import { R } from "../storage-names.js";
 import { isReadyPod, isTerminal } from "../workloads.js";
@@ -25,7 +26,14 @@ export function statusUpdate(current: Entry, next: KObject): KObject {
  * budget; otherwise the budget is spent and the pod deleted gracefully.
  * Returns normally on success (201).
  */
-export function evictPod(cluster: SimCluster, namespace: string, name: string, gracePeriodSeconds: number | undefined): void {
+/** What an eviction uses of the cluster, so this module needs no import of the cluster itself. */
+export type EvictionCluster = ClusterContext & {
+  readonly disruption: DisruptionController;
+  readonly evictionListeners: Set<(pod: KObject) => void>;
+  tick(): void;
+};
+
+export function evictPod(cluster: EvictionCluster, namespace: string, name: string, gracePeriodSeconds: number | undefined): void {
   const key = objectKey(namespace, name);
   const e = cluster.store.get(R.pods, key);
   if (!e) throw notFound("pods", "", name);
@@ -58,7 +66,7 @@ export function evictPod(cluster: SimCluster, namespace: string, name: string, g
 }
 
 /** POST pods/NAME/eviction (policy/v1 or v1beta1 Eviction). */
-export function serveEviction(cluster: SimCluster, t: Target, body: Buffer, res: ServerResponse): void {
+export function serveEviction(cluster: EvictionCluster, t: Target, body: Buffer, res: ServerResponse): void {
   const ev = parseBody(body) as unknown as Obj;
   if (ev.metadata?.name && ev.metadata.name !== t.name) throw badRequest(`name in URL does not match name in Eviction object`);
   if (ev.kind && ev.kind !== "Eviction") throw badRequest(`unexpected kind ${ev.kind}, expected Eviction`);
