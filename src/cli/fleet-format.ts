@@ -104,10 +104,10 @@ export interface DrainState {
 }
 
 /** What blocks a drain, by the option that would unblock it, and that option as a flag of this CLI. */
-const BLOCKERS: Record<string, { what: string; flag: string; then: string }> = {
-  IGNORE_DAEMON_SETS: { what: "managed by a DaemonSet, which would put it back at once", flag: "--ignore-daemonsets", then: "to leave it" },
-  DELETE_EMPTY_DIR_DATA: { what: "has emptyDir data, lost when it is evicted", flag: "--delete-emptydir-data", then: "to evict it" },
-  FORCE: { what: "nothing would recreate it (no controller, or its DaemonSet is gone)", flag: "--force", then: "to remove it" },
+const BLOCKERS: Record<string, { what: string; flag: string; effect: string }> = {
+  IGNORE_DAEMON_SETS: { what: "managed by a DaemonSet, which would put it back at once", flag: "--ignore-daemonsets", effect: "to leave it" },
+  DELETE_EMPTY_DIR_DATA: { what: "has emptyDir data, lost when it is evicted", flag: "--delete-emptydir-data", effect: "to evict it" },
+  FORCE: { what: "nothing would recreate it (no controller, or its DaemonSet is gone)", flag: "--force", effect: "to remove it" },
 };
 
 /**
@@ -122,7 +122,7 @@ export function planLines(op: DrainState): string[] {
   const blockers = op.pods.filter((pod) => !pod.action && (pod.unblockedBy || pod.status === "FAILED"));
   for (const pod of blockers) {
     const blocker = pod.unblockedBy ? BLOCKERS[pod.unblockedBy] : undefined;
-    lines.push(`blocks the drain: pod ${pod.namespace}/${pod.name}: ${blocker ? `${blocker.what} (${blocker.flag} ${blocker.then})` : (pod.reason ?? "refused")}`);
+    lines.push(`blocks the drain: pod ${pod.namespace}/${pod.name}: ${blocker ? `${blocker.what} (${blocker.flag} ${blocker.effect})` : (pod.reason ?? "refused")}`);
   }
   for (const warning of op.warnings) lines.push(`Note: ${warning}`);
   const removed = op.pods.filter((pod) => pod.action).length;

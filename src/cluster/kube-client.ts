@@ -3,6 +3,7 @@ import { request as httpsRequest } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { OffThreadWatch } from "./off-thread-pods.js";
 import { readWatchEvents, refusedWatch, type Decoded } from "./watch-stream.js";
+import { HEADERS_TIMEOUT_MS, MAX_RESPONSE_BYTES } from "./cluster-limits.js";
 
 /** One entry of a Status's details.causes; `reason` is the cause's type (JSON `reason`), e.g. "NamespaceTerminating". */
 export interface StatusCause {
@@ -109,18 +110,6 @@ export function kubeErrorDetail(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/**
- * The most an answer may be, unless its request says otherwise: an object (a Lease, a patched
- * node) is under 1.5 MiB in etcd, and the NodeMetrics of 5,000 nodes are ~2 MiB. A server
- * sending more is not an apiserver: the request fails instead of growing the process.
- */
-export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-
-/** The most a LIST page (500 objects) may be: 256 KiB an object on average, far above what nodes, pods and events are. */
-export const MAX_LIST_PAGE_BYTES = 128 * 1024 * 1024;
-
-/** How long a request (a watch included) may wait for its answer's headers: a server that accepts and never answers fails. */
-export const HEADERS_TIMEOUT_MS = 10_000;
 
 export interface RequestOptions {
   /** The whole request's deadline, from sending to its body's end; 30 s when omitted. */

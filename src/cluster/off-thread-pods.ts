@@ -21,7 +21,7 @@ import { Agent as HttpsAgent } from "node:https";
 import { Worker } from "node:worker_threads";
 import type { FromPodWatchWorker, ToPodWatchWorker, WorkerError } from "./pod-decode-worker.js";
 import { WireDecoder } from "./pod-wire.js";
-import { HEADERS_TIMEOUT_MS } from "./kube-client.js";
+import { HEADERS_TIMEOUT_MS } from "./cluster-limits.js";
 import { eventOfLine, handOn, refusedWatch, type WatchEventHandler } from "./watch-stream.js";
 
 /** Opens a watch elsewhere than on the main thread; undefined if it cannot, and the caller opens it itself. */

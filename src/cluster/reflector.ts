@@ -1,5 +1,6 @@
 import type { Logger } from "../log/logger.js";
-import { KubeApiError, MAX_LIST_PAGE_BYTES, type KubeClient } from "./kube-client.js";
+import { MAX_LIST_PAGE_BYTES } from "./cluster-limits.js";
+import { KubeApiError, type KubeClient } from "./kube-client.js";
 import type { OffThreadWatch } from "./off-thread-pods.js";
 import { keyOf } from "./strip.js";
 import { INITIAL_EVENTS_END } from "./watch-stream.js";

@@ -25,6 +25,7 @@ export function ConfirmDialog({ kind, title, confirmLabel, onConfirm, onCancel, 
       <h2 id={`confirm-${kind}-title`}>{title}</h2>
       {children}
       <div class="dialog-actions">
+        {/* biome-ignore lint/a11y/noAutofocus: a modal dialog moves focus into itself (WAI-ARIA's dialog pattern), onto the choice that changes nothing */}
         <button type="button" onClick={onCancel} autoFocus>
           Cancel
         </button>

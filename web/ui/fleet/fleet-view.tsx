@@ -49,7 +49,7 @@ export function FleetView() {
   const [clusters, setClusters] = useState<ClusterState[]>([]);
   const [error, setError] = useState<ApiError | undefined>();
   const [status, setStatus] = useState<{ loaded: boolean; shown: number; counts: Counts }>({ loaded: false, shown: 0, counts: emptyCounts() });
-  const tilesRef = useRef<HTMLDivElement>(null);
+  const tilesRef = useRef<HTMLElement>(null);
   const grid = useRef<TileGrid | undefined>(undefined);
   const nodes = useRef<ReadonlyMap<string, TileNode> | undefined>(undefined);
   const dimensions = dimensionsOf(levels, labelKey, held);
@@ -192,7 +192,7 @@ export function FleetView() {
           ? `${status.shown} nodes shown: ${counts.ready} Ready, ${counts.notReady} NotReady, ${counts.unknown} Unknown; ${counts.cordoned} cordoned, ${counts.draining} draining`
           : "Loading the fleet…"}
       </p>
-      <div ref={tilesRef} class="fleet-groups" aria-label="Nodes, grouped; arrow keys move between tiles, Enter opens one" role="region" />
+      <section ref={tilesRef} class="fleet-groups" aria-label="Nodes, grouped; arrow keys move between tiles, Enter opens one" />
     </main>
   );
 }

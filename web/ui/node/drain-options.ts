@@ -12,8 +12,8 @@ export const OPTION_LABELS: Record<DrainOptionKey, string> = {
 };
 
 /** A pod that stops a drain, by the option that would unblock it: what is in the way, the box to tick, and what ticking it does. */
-export const BLOCKERS: Record<string, { what: string; option: DrainOptionKey; then: string }> = {
-  IGNORE_DAEMON_SETS: { what: "managed by a DaemonSet, which would put it back at once", option: "ignoreDaemonSets", then: "leave it on the node" },
-  DELETE_EMPTY_DIR_DATA: { what: "has emptyDir data, lost when it is evicted", option: "deleteEmptyDirData", then: "evict it anyway" },
-  FORCE: { what: "nothing would recreate it (no controller, or its DaemonSet is gone)", option: "force", then: "remove it anyway" },
+export const BLOCKERS: Record<string, { what: string; option: DrainOptionKey; effect: string }> = {
+  IGNORE_DAEMON_SETS: { what: "managed by a DaemonSet, which would put it back at once", option: "ignoreDaemonSets", effect: "leave it on the node" },
+  DELETE_EMPTY_DIR_DATA: { what: "has emptyDir data, lost when it is evicted", option: "deleteEmptyDirData", effect: "evict it anyway" },
+  FORCE: { what: "nothing would recreate it (no controller, or its DaemonSet is gone)", option: "force", effect: "remove it anyway" },
 };

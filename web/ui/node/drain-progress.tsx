@@ -74,7 +74,7 @@ function DrainPlan({ plan }: { plan: DrainData }) {
               const blocker = p.unblockedBy ? BLOCKERS[p.unblockedBy] : undefined;
               return (
                 <li key={id(p)} data-pod={id(p)} data-unblocked-by={p.unblockedBy ?? ""}>
-                  <code>{id(p)}</code>: {blocker ? `${blocker.what}. Tick “${OPTION_LABELS[blocker.option]}” to ${blocker.then}.` : (p.reason ?? "refused")}
+                  <code>{id(p)}</code>: {blocker ? `${blocker.what}. Tick “${OPTION_LABELS[blocker.option]}” to ${blocker.effect}.` : (p.reason ?? "refused")}
                 </li>
               );
             })}
