@@ -9,7 +9,22 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { PACKAGE_ROOT } from "../src/package-info.js";
 
-const BENCHES = ["inventory", "moments", "subscriptions", "cache-memory", "many-clusters", "cold-start", "node-filter", "capacity-report", "availability-report", "history", "history-store", "drain", "fragment-fan-out", "sim-scale"];
+const BENCHES = [
+  "inventory",
+  "moments",
+  "subscriptions",
+  "cache-memory",
+  "many-clusters",
+  "cold-start",
+  "node-filter",
+  "capacity-report",
+  "availability-report",
+  "history",
+  "history-store",
+  "drain",
+  "fragment-fan-out",
+  "sim-scale",
+];
 /** The benches that write their figures as JSON (BenchReport in support.ts). */
 const WITH_JSON = new Set(["inventory", "moments", "subscriptions", "cache-memory", "many-clusters"]);
 

@@ -77,8 +77,7 @@ function node(name: string, born: number, died: number | undefined): void {
     const cordon = first + rng.next() * (end - first);
     const uncordon = cordon + rng.int(1, 8) * 3_600_000;
     const operation = rng.uid();
-    const event = (kind: string, at: number, op: string | null, pod: string | null = null) =>
-      at < end && events.push(["bench", name, kind, "bench", new Date(at), op, pod, `bench-${++eventKey}`]);
+    const event = (kind: string, at: number, op: string | null, pod: string | null = null) => at < end && events.push(["bench", name, kind, "bench", new Date(at), op, pod, `bench-${++eventKey}`]);
     event("CORDONED", cordon, null);
     event("DRAIN_STARTED", cordon + 1_000, operation);
     for (let p = 0; p < 20; p++) event("POD_EVICTED", cordon + 2_000 + p * 10_000, operation, `default/pod-${p}`);
@@ -107,7 +106,10 @@ try {
     const insert = async (sql: string, rows: Row[]) => {
       for (let i = 0; i < rows.length; i += 20_000) {
         const chunk = rows.slice(i, i + 20_000);
-        await c.query(sql, chunk[0]!.map((_, column) => chunk.map((row) => row[column])));
+        await c.query(
+          sql,
+          chunk[0]!.map((_, column) => chunk.map((row) => row[column])),
+        );
       }
     };
     await insert(

@@ -28,16 +28,15 @@ const nodes = Number(values.nodes);
 const fresh = await freshPostgres();
 const dir = mkdtempSync(join(tmpdir(), "ni-bench-capacity-"));
 const kubeconfig = join(dir, "kubeconfig");
-const sim = await spawnUntil(
-  ["sim", "--nodes", String(nodes), "--pods-per-node", values["pods-per-node"]!, "--seed", "1", "--kubeconfig-out", kubeconfig],
-  /https?:\/\/\S+/,
-  {},
-  ["--max-old-space-size=4096"],
-);
+const sim = await spawnUntil(["sim", "--nodes", String(nodes), "--pods-per-node", values["pods-per-node"]!, "--seed", "1", "--kubeconfig-out", kubeconfig], /https?:\/\/\S+/, {}, [
+  "--max-old-space-size=4096",
+]);
 // Sampling off: the bench seeds its own samples and wants no writes of its own meanwhile.
 // Trends are also summed by the default label keys (spot/on-demand among them); the seeded cells carry them too.
 const LABEL_KEYS = SETTINGS.trendsLabelKeys.default.split(",");
-const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig, "--trends-interval", "0", "--trends-label-keys", LABEL_KEYS.join(",")], /"url":"([^"]+)","graphql"/, { DATABASE_URL: fresh.url });
+const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig, "--trends-interval", "0", "--trends-label-keys", LABEL_KEYS.join(",")], /"url":"([^"]+)","graphql"/, {
+  DATABASE_URL: fresh.url,
+});
 const url = service.match[1]!;
 const client = new pg.Client({ connectionString: fresh.url });
 await client.connect();
@@ -75,14 +74,36 @@ try {
   const now = Date.now();
   const ago = (ms: number) => new Date(now - ms).toISOString();
   const trendsReport = (args: string, since: string) => `{ capacityReport(${args}, trendsSince: "${since}") { groups { key { value } ${TRENDS} } total { ${TRENDS} } } }`;
-  for (const [hours, what] of [[1, "1 h (60 samplings)"], [6, "6 h (360 samplings)"], [7 * 24, "7 d (168 hours)"], [30 * 24, "30 d (720 hours)"]] as const) {
+  for (const [hours, what] of [
+    [1, "1 h (60 samplings)"],
+    [6, "6 h (360 samplings)"],
+    [7 * 24, "7 d (168 hours)"],
+    [30 * 24, "30 d (720 hours)"],
+  ] as const) {
     await measure(`trends over ${what}, by pool and zone (cell rows)`, trendsReport("groupBy: [{ by: NODE_POOL }, { by: ZONE }]", ago(hours * 3_600_000)), Number(values["trend-queries"]));
   }
-  for (const [hours, what] of [[1, "1 h (60 samplings)"], [6, "6 h (360 samplings)"], [7 * 24, "7 d (168 hours)"], [30 * 24, "30 d (720 hours)"]] as const) {
-    await measure(`trends over ${what}, by label node.kubernetes.io/capacity-type (cell rows)`, trendsReport(`groupBy: [{ by: LABEL, labelKey: "node.kubernetes.io/capacity-type" }]`, ago(hours * 3_600_000)), Number(values["trend-queries"]));
+  for (const [hours, what] of [
+    [1, "1 h (60 samplings)"],
+    [6, "6 h (360 samplings)"],
+    [7 * 24, "7 d (168 hours)"],
+    [30 * 24, "30 d (720 hours)"],
+  ] as const) {
+    await measure(
+      `trends over ${what}, by label node.kubernetes.io/capacity-type (cell rows)`,
+      trendsReport(`groupBy: [{ by: LABEL, labelKey: "node.kubernetes.io/capacity-type" }]`, ago(hours * 3_600_000)),
+      Number(values["trend-queries"]),
+    );
   }
-  for (const [hours, what] of [[1, "1 h (60 samplings)"], [6, "6 h (360 samplings)"], [7 * 24, "7 d (168 hours)"]] as const) {
-    await measure(`trends over ${what}, by label node-pool, Ready nodes (node rows)`, trendsReport(`groupBy: [{ by: LABEL, labelKey: "node-pool" }], filter: { ready: true }`, ago(hours * 3_600_000)), Number(values["trend-queries"]));
+  for (const [hours, what] of [
+    [1, "1 h (60 samplings)"],
+    [6, "6 h (360 samplings)"],
+    [7 * 24, "7 d (168 hours)"],
+  ] as const) {
+    await measure(
+      `trends over ${what}, by label node-pool, Ready nodes (node rows)`,
+      trendsReport(`groupBy: [{ by: LABEL, labelKey: "node-pool" }], filter: { ready: true }`, ago(hours * 3_600_000)),
+      Number(values["trend-queries"]),
+    );
   }
   console.log(`service RSS ${rssMiB(service.child.pid!).toFixed(0)} MiB at the end`);
 } finally {
@@ -112,12 +133,7 @@ async function seedTrends(): Promise<void> {
     const cell = cells.get(key) ?? cells.set(key, { values, labels: JSON.stringify(labels), nodes: 0 }).get(key)!;
     cell.nodes++;
   }
-  const cellArgs = [
-    [...cells.keys()],
-    ...[0, 1, 2, 3].map((i) => [...cells.values()].map((c) => c.values[i])),
-    [...cells.values()].map((c) => c.labels),
-    [...cells.values()].map((c) => c.nodes),
-  ];
+  const cellArgs = [[...cells.keys()], ...[0, 1, 2, 3].map((i) => [...cells.values()].map((c) => c.values[i])), [...cells.values()].map((c) => c.labels), [...cells.values()].map((c) => c.nodes)];
   const lastMinute = Math.floor(Date.now() / 60_000) * 60_000;
   const lastHour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
   const raw = [new Date(lastMinute - 6 * 3_600_000), new Date(lastMinute)];
@@ -157,7 +173,9 @@ async function seedTrends(): Promise<void> {
        pg_size_pretty(pg_total_relation_size('node_usage_sample') + pg_total_relation_size('node_usage_hourly')
          + pg_total_relation_size('cell_usage_sample') + pg_total_relation_size('cell_usage_hourly')) AS size`,
   );
-  console.log(`seeded ${rows[0].raw.toLocaleString("en")} raw and ${rows[0].hourly.toLocaleString("en")} hourly node rows, and ${cells.size} cells' (${rows[0].size} in all) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `seeded ${rows[0].raw.toLocaleString("en")} raw and ${rows[0].hourly.toLocaleString("en")} hourly node rows, and ${cells.size} cells' (${rows[0].size} in all) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
 }
 
 async function measure(what: string, query: string, count: number): Promise<void> {

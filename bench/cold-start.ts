@@ -31,7 +31,10 @@ async function timeToReady(args: string[], env: Record<string, string> = {}): Pr
     child.once("exit", (code) => reject(new Error(`exited ${code}`)));
   });
   for (;;) {
-    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
   }
   const elapsed = performance.now() - started;

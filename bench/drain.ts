@@ -26,9 +26,10 @@ const service = await spawnUntil(["serve", "--port", "0", "--data-dir", "memory"
 const url = service.match[1]!;
 
 const gql = async (query: string, variables: Record<string, unknown> = {}) =>
-  ((await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables }) })).json()) as any);
+  (await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables }) })).json()) as any;
 const evictions = () => sim.stats()["create pods/eviction"] ?? 0;
-const removable = (node: string) => (sim.cluster.podsOnNode(node) as any[]).filter((p) => p.metadata.ownerReferences?.[0]?.kind !== "DaemonSet" && !p.metadata.annotations?.["kubernetes.io/config.mirror"]).length;
+const removable = (node: string) =>
+  (sim.cluster.podsOnNode(node) as any[]).filter((p) => p.metadata.ownerReferences?.[0]?.kind !== "DaemonSet" && !p.metadata.annotations?.["kubernetes.io/config.mirror"]).length;
 
 try {
   // Two workers, filled to `pods` each: the scheduler places a Deployment of small pods on
@@ -43,14 +44,23 @@ try {
   const others = workers.filter((n) => n !== na && n !== nb);
   for (const n of others) await run("kubectl", [...kubectlArgs, "cordon", n]);
   const missing = 2 * podsPerNode - sim.cluster.podsOnNode(na).length - sim.cluster.podsOnNode(nb).length;
-  writeFileSync(join(dir, "filler.json"), JSON.stringify({
-    apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "filler", namespace: "default" },
-    spec: { replicas: missing, selector: { matchLabels: { app: "filler" } }, template: { metadata: { labels: { app: "filler" } },
-      spec: { containers: [{ name: "app", image: "registry.example/filler:1", resources: { requests: { cpu: "5m", memory: "16Mi" } } }] } } },
-  }));
+  writeFileSync(
+    join(dir, "filler.json"),
+    JSON.stringify({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "filler", namespace: "default" },
+      spec: {
+        replicas: missing,
+        selector: { matchLabels: { app: "filler" } },
+        template: { metadata: { labels: { app: "filler" } }, spec: { containers: [{ name: "app", image: "registry.example/filler:1", resources: { requests: { cpu: "5m", memory: "16Mi" } } }] } },
+      },
+    }),
+  );
   // The simulator serves no OpenAPI document, so kubectl cannot validate client-side.
   await run("kubectl", [...kubectlArgs, "create", "--validate=false", "-f", join(dir, "filler.json")]);
-  while ((sim.cluster.list("pods", "default") as any[]).filter((p) => p.metadata.labels?.app === "filler" && p.status?.phase === "Running").length < missing) await new Promise((r) => setTimeout(r, 100));
+  while ((sim.cluster.list("pods", "default") as any[]).filter((p) => p.metadata.labels?.app === "filler" && p.status?.phase === "Running").length < missing)
+    await new Promise((r) => setTimeout(r, 100));
   for (const n of others) await run("kubectl", [...kubectlArgs, "uncordon", n]);
   const [a, b] = [na, nb].map((name) => ({ name, pods: sim.cluster.podsOnNode(name).length })) as [{ name: string; pods: number }, { name: string; pods: number }];
   console.log(`nodes: ${a.name} (${a.pods} pods, ${removable(a.name)} to remove), ${b.name} (${b.pods} pods, ${removable(b.name)} to remove); clock x${values["clock-speed"]}`);
@@ -81,7 +91,8 @@ try {
   const ours = { ms: performance.now() - t0, evictions: evictions() - e0, left: removable(b.name), removed: ourRemovable };
   if (op.status !== "SUCCEEDED") console.log(`node-inventory drain ${op.status}: ${op.message}`);
 
-  const row = (name: string, r: typeof kubectl) => `${name.padEnd(16)} ${(r.ms / 1000).toFixed(2).padStart(8)} s ${String(r.evictions).padStart(10)} ${String(r.removed).padStart(8)} ${String(r.left).padStart(6)}`;
+  const row = (name: string, r: typeof kubectl) =>
+    `${name.padEnd(16)} ${(r.ms / 1000).toFixed(2).padStart(8)} s ${String(r.evictions).padStart(10)} ${String(r.removed).padStart(8)} ${String(r.left).padStart(6)}`;
   console.log(`${"".padEnd(16)} ${"wall".padStart(10)} ${"evictions".padStart(10)} ${"pods".padStart(8)} ${"left".padStart(6)}`);
   console.log(row("kubectl drain", kubectl));
   console.log(row("node-inventory", ours));

@@ -14,8 +14,7 @@ const { values } = parseArgs({ options: { rounds: { type: "string", default: "50
 const rounds = Number(values.rounds);
 const schema = buildSchema(SCHEMA_SDL);
 
-const fanOut = (n: number) =>
-  "query { ...F0 }\n" + Array.from({ length: n }, (_, i) => `fragment F${i} on Query { ${i < n - 1 ? `...F${i + 1} ...F${i + 1}` : "__typename"} }`).join("\n");
+const fanOut = (n: number) => "query { ...F0 }\n" + Array.from({ length: n }, (_, i) => `fragment F${i} on Query { ${i < n - 1 ? `...F${i + 1} ...F${i + 1}` : "__typename"} }`).join("\n");
 
 /** Median µs of `fn` over `rounds` runs. */
 function median(fn: () => void): number {
@@ -36,7 +35,14 @@ for (const n of [10, 25, 50, 100, 200, 400, 800]) {
   const measure = median(() => measureOperation(schema, document, operation));
   const floor = median(() => validate(schema, document));
   console.log(
-    [String(n).padStart(9), String(text.length).padStart(6), measure.toFixed(1).padStart(11), floor.toFixed(1).padStart(12), (measure / floor).toFixed(3).padStart(17), (measure / n).toFixed(2).padStart(20)].join(" "),
+    [
+      String(n).padStart(9),
+      String(text.length).padStart(6),
+      measure.toFixed(1).padStart(11),
+      floor.toFixed(1).padStart(12),
+      (measure / floor).toFixed(3).padStart(17),
+      (measure / n).toFixed(2).padStart(20),
+    ].join(" "),
   );
 }
 

@@ -19,10 +19,22 @@ await database.withConnection((c) => migrate(c, createLogger("silent")));
 const store = new HistoryStore(database);
 
 const node = (i: number, ready: string, at: Date): CachedNode => ({
-  cluster: "bench", name: `node-${i}`, uid: `uid-${i}`, resourceVersion: String(at.getTime()), creationTimestamp: "2025-01-01T00:00:00Z",
-  labels: { "kubernetes.io/hostname": `node-${i}` }, annotations: {}, taints: [], unschedulable: false,
-  conditions: [{ type: "Ready", status: ready, lastTransitionTime: at.toISOString() }, { type: "MemoryPressure", status: "False" }],
-  addresses: [], capacity: {}, allocatable: {},
+  cluster: "bench",
+  name: `node-${i}`,
+  uid: `uid-${i}`,
+  resourceVersion: String(at.getTime()),
+  creationTimestamp: "2025-01-01T00:00:00Z",
+  labels: { "kubernetes.io/hostname": `node-${i}` },
+  annotations: {},
+  taints: [],
+  unschedulable: false,
+  conditions: [
+    { type: "Ready", status: ready, lastTransitionTime: at.toISOString() },
+    { type: "MemoryPressure", status: "False" },
+  ],
+  addresses: [],
+  capacity: {},
+  allocatable: {},
   nodeInfo: { kubeletVersion: "v1.31.2", containerRuntimeVersion: "containerd://1.7.24", osImage: "", kernelVersion: "", operatingSystem: "linux", architecture: "amd64" },
 });
 
@@ -48,7 +60,16 @@ try {
   const seconds = (performance.now() - t0) / 1000;
   console.log(`${transitions} transitions in ${seconds.toFixed(1)} s: ${(transitions / seconds).toFixed(0)} transitions/s (batches of ${batch})`);
   const replay = performance.now();
-  const again = await store.apply(Array.from({ length: Math.min(batch, nodes) }, (_, j) => ({ cluster: "bench", name: `node-${j}`, node: node(j, Number(values.rounds) % 2 ? "False" : "True", new Date(base + Number(values.rounds) * 1000)), at: new Date(), key: "replay", reconciled: false })));
+  const again = await store.apply(
+    Array.from({ length: Math.min(batch, nodes) }, (_, j) => ({
+      cluster: "bench",
+      name: `node-${j}`,
+      node: node(j, Number(values.rounds) % 2 ? "False" : "True", new Date(base + Number(values.rounds) * 1000)),
+      at: new Date(),
+      key: "replay",
+      reconciled: false,
+    })),
+  );
   console.log(`a replayed batch of ${Math.min(batch, nodes)} writes ${again.transitions} rows (${(performance.now() - replay).toFixed(0)} ms)`);
 } finally {
   await database.close();

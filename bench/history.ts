@@ -20,16 +20,21 @@ const fresh = await freshPostgres();
 
 const dir = mkdtempSync(join(tmpdir(), "ni-bench-history-"));
 const kubeconfig = join(dir, "kubeconfig");
-const sim = await spawnUntil(
-  ["sim", "--nodes", values.nodes!, "--pods-per-node", "3", "--seed", "2", "--churn", values.churn!, "--kubeconfig-out", kubeconfig],
-  /https?:\/\/\S+/,
-  {},
-  ["--max-old-space-size=4096"],
-);
+const sim = await spawnUntil(["sim", "--nodes", values.nodes!, "--pods-per-node", "3", "--seed", "2", "--churn", values.churn!, "--kubeconfig-out", kubeconfig], /https?:\/\/\S+/, {}, [
+  "--max-old-space-size=4096",
+]);
 const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig], /"url":"([^"]+)","graphql"/, { DATABASE_URL: fresh.url });
 const url = service.match[1]!;
 const status = async () =>
-  ((await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ service { history { leaderOf pendingWrites droppedWrites recordedTransitions recordedChanges recordedMaintenanceEvents } } }" }) })).json()) as any).data.service.history;
+  (
+    (await (
+      await fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "{ service { history { leaderOf pendingWrites droppedWrites recordedTransitions recordedChanges recordedMaintenanceEvents } } }" }),
+      })
+    ).json()) as any
+  ).data.service.history;
 try {
   // The first reconcile records every node as created; measure churn after it.
   for (;;) {
@@ -56,9 +61,11 @@ try {
   const cpu = cpuSeconds(service.child.pid!) - cpu0;
   const transitions = last.recordedTransitions - first.recordedTransitions;
   const rows = transitions + last.recordedChanges - first.recordedChanges + last.recordedMaintenanceEvents - first.recordedMaintenanceEvents;
-  console.log(`over ${values.seconds} s: ${(transitions / Number(values.seconds)).toFixed(0)} transitions/s (${(rows / Number(values.seconds)).toFixed(0)} history rows/s), peak ${Math.max(...rates)}/s`);
+  console.log(
+    `over ${values.seconds} s: ${(transitions / Number(values.seconds)).toFixed(0)} transitions/s (${(rows / Number(values.seconds)).toFixed(0)} history rows/s), peak ${Math.max(...rates)}/s`,
+  );
   console.log(`behind: at most ${maxPending} observations buffered, ${last.pendingWrites} at the end, ${last.droppedWrites} dropped`);
-  console.log(`service CPU ${(cpu / Number(values.seconds) * 100).toFixed(0)}% of one core, RSS ${rssMiB(service.child.pid!).toFixed(0)} MiB`);
+  console.log(`service CPU ${((cpu / Number(values.seconds)) * 100).toFixed(0)}% of one core, RSS ${rssMiB(service.child.pid!).toFixed(0)} MiB`);
 } finally {
   await stop(service.child);
   await stop(sim.child);

@@ -41,12 +41,9 @@ const QUERY = `{ nodes(first: ${Math.max(nodes, 1)}) { totalCount edges { node {
 const dir = mkdtempSync(join(tmpdir(), "ni-bench-inventory-"));
 const kubeconfig = join(dir, "kubeconfig");
 let started = performance.now();
-const sim = await spawnUntil(
-  ["sim", "--nodes", String(nodes), "--pods-per-node", values["pods-per-node"]!, "--seed", "1", "--kubeconfig-out", kubeconfig],
-  /https?:\/\/\S+/,
-  {},
-  ["--max-old-space-size=4096"],
-);
+const sim = await spawnUntil(["sim", "--nodes", String(nodes), "--pods-per-node", values["pods-per-node"]!, "--seed", "1", "--kubeconfig-out", kubeconfig], /https?:\/\/\S+/, {}, [
+  "--max-old-space-size=4096",
+]);
 const simUrl = sim.match[0]!;
 console.log(`simulator: ${nodes} nodes ready in ${((performance.now() - started) / 1000).toFixed(1)} s (pid ${sim.child.pid}, ${rssMiB(sim.child.pid!).toFixed(0)} MiB)`);
 

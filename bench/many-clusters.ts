@@ -81,8 +81,14 @@ async function measure(clusterKubeconfigs: string[], total: number): Promise<Run
       }
       return median(times);
     };
-    const queryMs = await timed(`{ nodes(first: 5000) { totalCount edges { node { cluster name ready allocatable { cpuMillicores memoryBytes } requests { cpuMillicores memoryBytes } } } } }`, (b) => b.data.nodes.totalCount === total);
-    const reportMs = await timed(`{ capacityReport(groupBy: [{ by: CLUSTER }]) { groups { key { value } nodeCount cpu { allocatable requests } } total { nodeCount } } }`, (b) => b.data.capacityReport.total.nodeCount === total);
+    const queryMs = await timed(
+      `{ nodes(first: 5000) { totalCount edges { node { cluster name ready allocatable { cpuMillicores memoryBytes } requests { cpuMillicores memoryBytes } } } } }`,
+      (b) => b.data.nodes.totalCount === total,
+    );
+    const reportMs = await timed(
+      `{ capacityReport(groupBy: [{ by: CLUSTER }]) { groups { key { value } nodeCount cpu { allocatable requests } } total { nodeCount } } }`,
+      (b) => b.data.capacityReport.total.nodeCount === total,
+    );
     return { syncS, rss, queryMs, reportMs };
   } finally {
     await stop(service.child);

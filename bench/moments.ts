@@ -33,14 +33,17 @@ const SIM_AUTH = { authorization: "Bearer simulator" };
 
 const dir = mkdtempSync(join(tmpdir(), "ni-bench-moments-"));
 const kubeconfig = join(dir, "kubeconfig");
-const sim = await spawnUntil(
-  ["sim", "--nodes", String(nodes), "--pods-per-node", values["pods-per-node"]!, "--seed", "1", "--kubeconfig-out", kubeconfig],
-  /https?:\/\/\S+/,
-  {},
-  ["--max-old-space-size=4096"],
-);
+const sim = await spawnUntil(["sim", "--nodes", String(nodes), "--pods-per-node", values["pods-per-node"]!, "--seed", "1", "--kubeconfig-out", kubeconfig], /https?:\/\/\S+/, {}, [
+  "--max-old-space-size=4096",
+]);
 const simUrl = sim.match[0]!;
-const service = await spawnUntil(["serve", "--port", "0", "--kubeconfig", kubeconfig, "--data-dir", "memory"], /"url":"([^"]+)","graphql"/, {}, process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [], values["service-bin"]);
+const service = await spawnUntil(
+  ["serve", "--port", "0", "--kubeconfig", kubeconfig, "--data-dir", "memory"],
+  /"url":"([^"]+)","graphql"/,
+  {},
+  process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
+  values["service-bin"],
+);
 const url = service.match[1]!;
 
 async function post(text: string): Promise<any> {
@@ -63,7 +66,10 @@ async function timedQuery(text: string): Promise<{ ms: number; floorMs: number }
 
 function addQueries(figure: string, runs: { ms: number; floorMs: number }[]): void {
   const sorted = runs.map((r) => r.ms).sort((a, b) => a - b);
-  report.add(`${figure}, p50 of ${runs.length} (max ${Math.round(sorted.at(-1)!)} ms)`, median(sorted), "ms", { figure: "floor: JSON.stringify of the same answer", value: median(runs.map((r) => r.floorMs)) });
+  report.add(`${figure}, p50 of ${runs.length} (max ${Math.round(sorted.at(-1)!)} ms)`, median(sorted), "ms", {
+    figure: "floor: JSON.stringify of the same answer",
+    value: median(runs.map((r) => r.floorMs)),
+  });
 }
 
 /** The service's event-loop delay since the last scrape, in ms (p99, max): the scrape resets its histogram. */
@@ -89,7 +95,10 @@ function typenamePinger(): { stop(): Promise<number> } {
     async stop() {
       running = false;
       await loop;
-      return percentile(times.sort((a, b) => a - b), 99);
+      return percentile(
+        times.sort((a, b) => a - b),
+        99,
+      );
     },
   };
 }
@@ -112,7 +121,11 @@ const nodeNames = async (): Promise<string[]> => ((await (await fetch(`${simUrl}
 async function labelNodes(names: string[], value: string): Promise<void> {
   await Promise.all(
     names.map((name) =>
-      fetch(`${simUrl}/api/v1/nodes/${name}`, { method: "PATCH", headers: { ...SIM_AUTH, "content-type": "application/merge-patch+json" }, body: JSON.stringify({ metadata: { labels: { "bench-churn": value } } }) }).then((r) => r.arrayBuffer()),
+      fetch(`${simUrl}/api/v1/nodes/${name}`, {
+        method: "PATCH",
+        headers: { ...SIM_AUTH, "content-type": "application/merge-patch+json" },
+        body: JSON.stringify({ metadata: { labels: { "bench-churn": value } } }),
+      }).then((r) => r.arrayBuffer()),
     ),
   );
 }
@@ -125,7 +138,10 @@ try {
   await through("the first sync", () => until(synced));
   // Right after synced: the first history reconcile of every node is being written.
   const duringReconcile = await timedQuery(query("during reconcile"));
-  report.add("the query right after synced, while the first history reconcile writes (its first sighting)", duringReconcile.ms, "ms", { figure: "floor: JSON.stringify of the same answer", value: duringReconcile.floorMs });
+  report.add("the query right after synced, while the first history reconcile writes (its first sighting)", duringReconcile.ms, "ms", {
+    figure: "floor: JSON.stringify of the same answer",
+    value: duringReconcile.floorMs,
+  });
   await through("the first history reconcile", () =>
     until(async () => {
       const h = (await post("{ service { history { recordedTransitions pendingWrites } } }")).data?.service.history;

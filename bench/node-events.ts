@@ -22,9 +22,17 @@ const store = new NodeEventsStore(database);
 
 const base = Date.now() - 3_600_000;
 const event = (i: number, n: number): CachedNodeEvent => ({
-  cluster: "bench", id: `uid-${i}`, node: `node-${i % 5000}`, key: `default/node-${i % 5000}.${i}`, type: i % 10 ? "Normal" : "Warning",
-  reason: ["NodeReady", "NodeNotReady", "NodeHasDiskPressure", "Rebooted"][i % 4]!, message: `Node node-${i % 5000} status is now: NodeReady (${n})`,
-  count: n, firstSeen: new Date(base).toISOString(), lastSeen: new Date(base + n * 1000).toISOString(), source: "kubelet",
+  cluster: "bench",
+  id: `uid-${i}`,
+  node: `node-${i % 5000}`,
+  key: `default/node-${i % 5000}.${i}`,
+  type: i % 10 ? "Normal" : "Warning",
+  reason: ["NodeReady", "NodeNotReady", "NodeHasDiskPressure", "Rebooted"][i % 4]!,
+  message: `Node node-${i % 5000} status is now: NodeReady (${n})`,
+  count: n,
+  firstSeen: new Date(base).toISOString(),
+  lastSeen: new Date(base + n * 1000).toISOString(),
+  source: "kubelet",
 });
 const rows = (n: number): NodeEventRow[] => Array.from({ length: count }, (_, i) => rowOf(event(i, n), new Date()));
 
@@ -41,7 +49,9 @@ try {
   // without ON CONFLICT, so it measures only what the guarantee adds.
   await database.prisma.$executeRawUnsafe(`CREATE TABLE bench_floor (LIKE node_event INCLUDING DEFAULTS)`);
   const floor = await timed("floor: plain INSERT, no unique key", rows(1), (part) => {
-    const values = part.map((r) => Prisma.sql`(${r.cluster}, ${r.uid}, ${r.node}, ${r.objectKey}, ${r.type}, ${r.reason}, ${r.message}, ${r.count}, ${r.firstSeen}::timestamptz, ${r.lastSeen}::timestamptz, ${r.source})`);
+    const values = part.map(
+      (r) => Prisma.sql`(${r.cluster}, ${r.uid}, ${r.node}, ${r.objectKey}, ${r.type}, ${r.reason}, ${r.message}, ${r.count}, ${r.firstSeen}::timestamptz, ${r.lastSeen}::timestamptz, ${r.source})`,
+    );
     return database.prisma.$executeRaw`INSERT INTO bench_floor (cluster, uid, node, object_key, type, reason, message, count, first_seen, last_seen, source) VALUES ${Prisma.join(values)}`;
   });
   const first = await timed("first seen (upsert, all new)", rows(1), (part) => store.upsert(part));
@@ -49,7 +59,7 @@ try {
   for (let round = 2; round <= Number(values.rounds) + 1; round++) bumped += await timed(`count bumped to ${round} (upsert, all known)`, rows(round), (part) => store.upsert(part));
   let replayed = 0;
   const replay = await timed("replayed (upsert, nothing newer)", rows(Number(values.rounds) + 1), async (part) => (replayed += await store.upsert(part)));
-  const total = Number((await database.prisma.nodeEvent.count({ where: { cluster: "bench" } })));
+  const total = Number(await database.prisma.nodeEvent.count({ where: { cluster: "bench" } }));
   console.log(`rows for ${count} events after ${Number(values.rounds) + 2} writes each: ${total}; rows a replay changed: ${replayed}`);
   console.log(`ratio to the floor: first ${(first / floor).toFixed(2)}x, bumps ${(bumped / Number(values.rounds) / floor).toFixed(2)}x, replay ${(replay / floor).toFixed(2)}x`);
 } finally {

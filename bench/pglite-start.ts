@@ -49,8 +49,23 @@ if (values.child) {
   const cpu = (way: string) => m(way, (x) => x.cpuS);
   report.add("in-memory PGlite opened and migrated from the build's seed: CPU", cpu("seed"), "s", { figure: "running initdb", value: cpu("initdb") });
   report.add("  the same: wall time", m("seed", (x) => x.readyMs) / 1000, "s", { figure: "running initdb", value: m("initdb", (x) => x.readyMs) / 1000 });
-  report.add("  the same: RSS when migrated", m("seed", (x) => x.rssMiB), "MiB", { figure: "running initdb", value: m("initdb", (x) => x.rssMiB) });
-  report.add("  the same: RSS after a full GC", m("seed", (x) => x.collectedMiB), "MiB", { figure: "running initdb", value: m("initdb", (x) => x.collectedMiB) });
-  report.add("  the same: peak RSS", m("seed", (x) => x.peakMiB), "MiB", { figure: "running initdb", value: m("initdb", (x) => x.peakMiB) });
+  report.add(
+    "  the same: RSS when migrated",
+    m("seed", (x) => x.rssMiB),
+    "MiB",
+    { figure: "running initdb", value: m("initdb", (x) => x.rssMiB) },
+  );
+  report.add(
+    "  the same: RSS after a full GC",
+    m("seed", (x) => x.collectedMiB),
+    "MiB",
+    { figure: "running initdb", value: m("initdb", (x) => x.collectedMiB) },
+  );
+  report.add(
+    "  the same: peak RSS",
+    m("seed", (x) => x.peakMiB),
+    "MiB",
+    { figure: "running initdb", value: m("initdb", (x) => x.peakMiB) },
+  );
   report.write(values.json);
 }

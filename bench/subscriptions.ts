@@ -28,13 +28,40 @@ console.log(`simulator at ${sim.url}`);
 const dir = mkdtempSync(join(tmpdir(), "ni-bench-subs-"));
 const kubeconfig = join(dir, "kubeconfig");
 writeFileSync(kubeconfig, sim.kubeconfig());
-const service = await spawnUntil(["serve", "--port", "0", "--data-dir", "memory", "--kubeconfig", kubeconfig, "--log-level", "info", "--max-websockets-per-caller", String(subscribers), "--max-subscriptions-per-caller", String(subscribers), "--max-in-flight-per-caller", String(subscribers)], /"url":"([^"]+)","graphql"/, {}, process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? []);
+const service = await spawnUntil(
+  [
+    "serve",
+    "--port",
+    "0",
+    "--data-dir",
+    "memory",
+    "--kubeconfig",
+    kubeconfig,
+    "--log-level",
+    "info",
+    "--max-websockets-per-caller",
+    String(subscribers),
+    "--max-subscriptions-per-caller",
+    String(subscribers),
+    "--max-in-flight-per-caller",
+    String(subscribers),
+  ],
+  /"url":"([^"]+)","graphql"/,
+  {},
+  process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
+);
 const url = service.match[1]!;
 console.log(`service at ${url}`);
 const clients: Client[] = [];
 try {
   for (;;) {
-    const body = (await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }) })).json()) as any;
+    const body = (await (
+      await fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }),
+      })
+    ).json()) as any;
     if (process.env.BENCH_DEBUG) console.log(JSON.stringify(body));
     if (body.data.service.history.recordedTransitions > 0 && body.data.service.history.pendingWrites === 0) break;
     await new Promise((r) => setTimeout(r, 200));

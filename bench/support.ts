@@ -104,7 +104,10 @@ export class BenchReport {
   readonly figures: Figure[] = [];
   private readonly startLoad = loadavg()[0]!;
 
-  constructor(readonly bench: string, readonly parameters: Record<string, unknown>) {}
+  constructor(
+    readonly bench: string,
+    readonly parameters: Record<string, unknown>,
+  ) {}
 
   /** Records a figure; with a peer, also its ratio. Prints one line. */
   add(figure: string, value: number, unit: string, peer?: { figure: string; value: number; unit?: string }): Figure {
@@ -163,5 +166,8 @@ export function timedGet(url: string, headers: Record<string, string> = {}): Pro
 }
 
 export function median(samples: number[]): number {
-  return percentile([...samples].sort((a, b) => a - b), 50);
+  return percentile(
+    [...samples].sort((a, b) => a - b),
+    50,
+  );
 }

@@ -63,7 +63,13 @@ try {
   // Events come from the recorded history: wait until every node's conditions, as first seen, are written.
   const conditions = sim.cluster.nodeNames().reduce((sum, name) => sum + (sim.cluster.get("nodes", name) as any).status.conditions.length, 0);
   for (;;) {
-    const body = (await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }) })).json()) as any;
+    const body = (await (
+      await fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }),
+      })
+    ).json()) as any;
     // (A few writes may stay pending at this size: the transitions are what the page's events need.)
     if (body.data.service.history.recordedTransitions >= conditions) break;
     if (process.env.BENCH_DEBUG) console.log(JSON.stringify(body.data.service.history));
@@ -106,7 +112,10 @@ try {
       const at = performance.timeOrigin + performance.now();
       for (const record of records) {
         // A tile patched in place, or (a full drawing of the view) drawn anew.
-        const tiles = record.type === "attributes" ? [record.target as HTMLElement] : Array.from(record.addedNodes).flatMap((n) => (n instanceof HTMLElement ? Array.from(n.querySelectorAll<HTMLElement>("a.tile")) : []));
+        const tiles =
+          record.type === "attributes"
+            ? [record.target as HTMLElement]
+            : Array.from(record.addedNodes).flatMap((n) => (n instanceof HTMLElement ? Array.from(n.querySelectorAll<HTMLElement>("a.tile")) : []));
         for (const tile of tiles) (window as any).niTileChanged(`${tile.dataset.node}=${tile.dataset.ready}`, at);
       }
     }).observe(document.querySelector(".fleet-groups")!, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-ready"] });
@@ -180,9 +189,15 @@ try {
   toTile.sort((a, b) => a - b);
   toPeer.sort((a, b) => a - b);
   const p = (values: number[], q: number) => percentile(values, q).toFixed(0);
-  console.log(`navigation to ${nodeCount} tiles painted: median ${median(drawn).toFixed(0)} ms of ${loads} loads (${drawn.map((d) => d.toFixed(0)).join(", ")}); the fleet query alone from the page: median ${median(fetched).toFixed(0)} ms; ratio ${(median(drawn) / median(fetched)).toFixed(2)}`);
-  console.log(`change to tile, ${changes} Ready flips: p50 ${p(toTile, 50)} ms, p99 ${p(toTile, 99)} ms, max ${toTile.at(-1)!.toFixed(0)} ms; a graphql-ws subscriber in this process: p50 ${p(toPeer, 50)} ms, p99 ${p(toPeer, 99)} ms; ratio of p50s ${(percentile(toTile, 50) / Math.max(1, percentile(toPeer, 50))).toFixed(2)}`);
-  console.log(`Chromium: JS heap used ${((metrics.get("JSHeapUsedSize") ?? 0) / 2 ** 20).toFixed(1)} MiB, DOM nodes ${metrics.get("Nodes")}, memory of its ${pids.length} processes (PSS) ${pss.toFixed(0)} MiB`);
+  console.log(
+    `navigation to ${nodeCount} tiles painted: median ${median(drawn).toFixed(0)} ms of ${loads} loads (${drawn.map((d) => d.toFixed(0)).join(", ")}); the fleet query alone from the page: median ${median(fetched).toFixed(0)} ms; ratio ${(median(drawn) / median(fetched)).toFixed(2)}`,
+  );
+  console.log(
+    `change to tile, ${changes} Ready flips: p50 ${p(toTile, 50)} ms, p99 ${p(toTile, 99)} ms, max ${toTile.at(-1)!.toFixed(0)} ms; a graphql-ws subscriber in this process: p50 ${p(toPeer, 50)} ms, p99 ${p(toPeer, 99)} ms; ratio of p50s ${(percentile(toTile, 50) / Math.max(1, percentile(toPeer, 50))).toFixed(2)}`,
+  );
+  console.log(
+    `Chromium: JS heap used ${((metrics.get("JSHeapUsedSize") ?? 0) / 2 ** 20).toFixed(1)} MiB, DOM nodes ${metrics.get("Nodes")}, memory of its ${pids.length} processes (PSS) ${pss.toFixed(0)} MiB`,
+  );
 } catch (error) {
   console.error(error);
   process.exitCode = 1;

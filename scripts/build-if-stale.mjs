@@ -55,7 +55,10 @@ if (upToDate(want)) {
 await lock();
 try {
   if (!upToDate(want)) {
-    for (const step of [["run", "generate"], ["run", "build"]]) {
+    for (const step of [
+      ["run", "generate"],
+      ["run", "build"],
+    ]) {
       const run = spawnSync("npm", step, { cwd: root, stdio: "inherit" });
       if (run.status !== 0) process.exit(run.status ?? 1);
     }

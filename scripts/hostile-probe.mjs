@@ -19,10 +19,14 @@ const root = values.root ?? process.cwd();
 const port = Number(values.port);
 const url = `http://127.0.0.1:${port}`;
 
-const server = spawn(process.execPath, ["--max-semi-space-size=4", `${root}/bin/node-inventory.js`, "serve", "--port", String(port), "--simulate", values.nodes, "--data-dir", "memory", "--log-level", "warn"], {
-  stdio: ["ignore", "pipe", "inherit"],
-  env: { ...process.env, NODE_ENV: "production" },
-});
+const server = spawn(
+  process.execPath,
+  ["--max-semi-space-size=4", `${root}/bin/node-inventory.js`, "serve", "--port", String(port), "--simulate", values.nodes, "--data-dir", "memory", "--log-level", "warn"],
+  {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, NODE_ENV: "production" },
+  },
+);
 // Error lines the server logs (JSON, level 50 and up), and those with a TypeError.
 const logged = { errors: 0, typeErrors: 0 };
 let partial = "";
@@ -34,7 +38,12 @@ server.stdout.on("data", (chunk) => {
     if (line.includes("TypeError")) logged.typeErrors++;
   }
 });
-const rss = () => Number(execFileSync("ps", ["-o", "rss=", "-p", String(server.pid)]).toString().trim()) * 1024;
+const rss = () =>
+  Number(
+    execFileSync("ps", ["-o", "rss=", "-p", String(server.pid)])
+      .toString()
+      .trim(),
+  ) * 1024;
 const mib = (bytes) => `${Math.round(bytes / 1024 / 1024)} MiB`;
 
 async function until(check, what, ms = 60_000) {
@@ -82,45 +91,88 @@ async function meanwhile(attack) {
 const ids = (n) => Array.from({ length: n }, (_, i) => i);
 const ATTACKS = {
   // Ten aliases of a 310 KB selector of 40,000 "does not exist" requirements.
-  selector: () => post("/graphql", { query: `query($s: String) { ${ids(10).map((i) => `a${i}: nodes(filter: { labelSelector: $s }) { totalCount }`).join(" ")} }`, variables: { s: ids(40_000).map((i) => `!k${i}`).join(",") } }),
+  selector: () =>
+    post("/graphql", {
+      query: `query($s: String) { ${ids(10)
+        .map((i) => `a${i}: nodes(filter: { labelSelector: $s }) { totalCount }`)
+        .join(" ")} }`,
+      variables: {
+        s: ids(40_000)
+          .map((i) => `!k${i}`)
+          .join(","),
+      },
+    }),
   // 550 aliases of a 20,000-value in list (a body under 1 MiB: the list is one variable).
-  "in-list": () => post("/graphql", { query: `query($s: String) { ${ids(550).map((i) => `a${i}: nodes(filter: { labelSelector: $s }) { totalCount }`).join(" ")} }`, variables: { s: `k in (${ids(20_000).map((i) => `v${i}`).join(",")})` } }),
+  "in-list": () =>
+    post("/graphql", {
+      query: `query($s: String) { ${ids(550)
+        .map((i) => `a${i}: nodes(filter: { labelSelector: $s }) { totalCount }`)
+        .join(" ")} }`,
+      variables: {
+        s: `k in (${ids(20_000)
+          .map((i) => `v${i}`)
+          .join(",")})`,
+      },
+    }),
   // _entities with 20,000 representations selecting pods, as a viewer would.
   subgraph: async () => {
-    const { body } = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ nodes(first: 1) { edges { node { id } } } }" }) }).then(async (r) => ({ body: await r.json() }));
+    const { body } = await fetch(`${url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ nodes(first: 1) { edges { node { id } } } }" }),
+    }).then(async (r) => ({ body: await r.json() }));
     const id = body.data.nodes.edges[0].node.id;
-    return post("/subgraph", { query: "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name pods { name namespace phase } } } }", variables: { r: ids(20_000).map(() => ({ __typename: "Node", id })) } });
+    return post("/subgraph", {
+      query: "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name pods { name namespace phase } } } }",
+      variables: { r: ids(20_000).map(() => ({ __typename: "Node", id })) },
+    });
   },
   // 20,000 unknown asset names of 8 KB, 32 at a time.
   assets: async () => {
     let next = 0;
-    await Promise.all(ids(32).map(async () => {
-      while (next < 20_000) {
-        const n = next++;
-        await fetch(`${url}/assets/${String(n).padStart(6, "0")}${"x".repeat(8_000)}.js`).then((r) => r.arrayBuffer());
-      }
-    }));
+    await Promise.all(
+      ids(32).map(async () => {
+        while (next < 20_000) {
+          const n = next++;
+          await fetch(`${url}/assets/${String(n).padStart(6, "0")}${"x".repeat(8_000)}.js`).then((r) => r.arrayBuffer());
+        }
+      }),
+    );
     return "20000 sent";
   },
   // 21,500 idle connections (19,500 here, 2,000 from a second process: one process may open
   // 20,000 files here, the server too), then /healthz.
   connections: async () => {
-    const helper = spawn(process.execPath, ["-e", `
+    const helper = spawn(
+      process.execPath,
+      [
+        "-e",
+        `
       const net = require("node:net"); let n = 0;
       for (let i = 0; i < 2000; i++) { const s = net.connect(${port}, "127.0.0.1", () => { if (++n === 2000) console.log("ready"); }); s.on("error", () => { if (++n === 2000) console.log("ready"); }); }
-      process.stdin.on("end", () => process.exit(0)); process.stdin.resume();`], { stdio: ["pipe", "pipe", "inherit"] });
+      process.stdin.on("end", () => process.exit(0)); process.stdin.resume();`,
+      ],
+      { stdio: ["pipe", "pipe", "inherit"] },
+    );
     await new Promise((resolve) => helper.stdout.once("data", resolve));
     const sockets = [];
     let refused = 0;
     for (let i = 0; i < 19_500; i += 500) {
-      await Promise.all(ids(500).map(() => new Promise((resolve) => {
-        const socket = connect(port, "127.0.0.1", () => resolve());
-        socket.on("error", () => (refused++, resolve()));
-        sockets.push(socket);
-      })));
+      await Promise.all(
+        ids(500).map(
+          () =>
+            new Promise((resolve) => {
+              const socket = connect(port, "127.0.0.1", () => resolve());
+              socket.on("error", () => (refused++, resolve()));
+              sockets.push(socket);
+            }),
+        ),
+      );
     }
     const began = performance.now();
-    const healthz = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(30_000) }).then((r) => r.status).catch((e) => e.message);
+    const healthz = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(30_000) })
+      .then((r) => r.status)
+      .catch((e) => e.message);
     const healthzMs = Math.round(performance.now() - began);
     const open = sockets.filter((s) => !s.destroyed && !s.readableEnded).length;
     for (const s of sockets) s.destroy();
@@ -129,18 +181,40 @@ const ATTACKS = {
   },
   // 4,998 malformed representations (no id, a type without a key, not an object).
   "bad-representations": () =>
-    post("/subgraph", { query: "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name } } }", variables: { r: ids(4_998).map((i) => (i % 3 === 0 ? { __typename: "Node" } : i % 3 === 1 ? { __typename: "Pod", id: "x" } : "not an object")) } }),
+    post("/subgraph", {
+      query: "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name } } }",
+      variables: { r: ids(4_998).map((i) => (i % 3 === 0 ? { __typename: "Node" } : i % 3 === 1 ? { __typename: "Pod", id: "x" } : "not an object")) },
+    }),
   // Two operations without operationName, an unknown operationName, an APQ hash that does not match.
   unresolved: async () => {
     const two = "query A { __typename } query B { __typename }";
-    const answers = [await post("/graphql", { query: two }), await post("/graphql", { query: two, operationName: "C" }), await post("/graphql", { query: "{ __typename }", extensions: { persistedQuery: { version: 1, sha256Hash: "ab".repeat(32) } } })];
+    const answers = [
+      await post("/graphql", { query: two }),
+      await post("/graphql", { query: two, operationName: "C" }),
+      await post("/graphql", { query: "{ __typename }", extensions: { persistedQuery: { version: 1, sha256Hash: "ab".repeat(32) } } }),
+    ];
     return answers.map((a) => `${a.status} ${a.start.slice(0, 90)}`);
   },
   // A drain whose podSelector is 300 KB of a=b requirements (a dry run).
   "pod-selector": async () => {
-    const { body } = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ nodes(first: 1) { edges { node { name } } } }" }) }).then(async (r) => ({ body: await r.json() }));
+    const { body } = await fetch(`${url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ nodes(first: 1) { edges { node { name } } } }" }),
+    }).then(async (r) => ({ body: await r.json() }));
     const name = body.data.nodes.edges[0].node.name;
-    return post("/graphql", { query: "mutation($n: String!, $o: DrainOptions) { drainNode(name: $n, options: $o) { id status message } }", variables: { n: name, o: { podSelector: ids(75_000).map(() => "a=b").join(","), dryRun: true } } });
+    return post("/graphql", {
+      query: "mutation($n: String!, $o: DrainOptions) { drainNode(name: $n, options: $o) { id status message } }",
+      variables: {
+        n: name,
+        o: {
+          podSelector: ids(75_000)
+            .map(() => "a=b")
+            .join(","),
+          dryRun: true,
+        },
+      },
+    });
   },
   // 400 invented operation names, then is the UI's "Fleet" still counted as itself?
   "metrics-names": async () => {

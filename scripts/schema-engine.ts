@@ -51,11 +51,7 @@ export async function pendingSchemaChange(): Promise<string> {
   const pglite = new PGlite();
   try {
     const datamodel = readFileSync(SCHEMA_PATH, "utf8");
-    const engine = await SchemaEngine.new(
-      { datamodels: [[SCHEMA_PATH, datamodel]] },
-      () => {},
-      bindMigrationAwareSqlAdapterFactory(new PrismaPGlite(pglite)),
-    );
+    const engine = await SchemaEngine.new({ datamodels: [[SCHEMA_PATH, datamodel]] }, () => {}, bindMigrationAwareSqlAdapterFactory(new PrismaPGlite(pglite)));
     const result = await engine.diff({
       from: { tag: "migrations", ...migrationsList() },
       to: { tag: "schemaDatamodel", files: [{ path: SCHEMA_PATH, content: datamodel }] },

@@ -14,7 +14,8 @@ const root = new URL("..", import.meta.url).pathname;
 const E2E_FOLDERS = /^test\/(shipped|deploy|proof)\//;
 const E2E_USES = /support\/(program|browser|cli)\.js|runKubectl|\.kubectl\(|runPython|python3|bin\/node-inventory/;
 /** What a unit test never uses: anything that starts a server, a database or a process. */
-const HEAVY_USES = /support\/(app|sim-cluster|databases|scram-postgres|namespace-lifecycle-proxy|http-audits|outage-proxy)\.js|startSimulator|spawnSimulator|openDatabase|createApp|node:child_process|node:http"|node:net"|node:worker_threads/;
+const HEAVY_USES =
+  /support\/(app|sim-cluster|databases|scram-postgres|namespace-lifecycle-proxy|http-audits|outage-proxy)\.js|startSimulator|spawnSimulator|openDatabase|createApp|node:child_process|node:http"|node:net"|node:worker_threads/;
 
 export function tierOf(file, source) {
   if (E2E_FOLDERS.test(file) || E2E_USES.test(source)) return "e2e";

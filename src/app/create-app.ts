@@ -265,20 +265,48 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       await parts.start({ name: "maintenance", stop: () => maintenance.stop() }, () => maintenance.start());
       // Trends follow the history lease: the replica recording a cluster samples it.
       const trends = new TrendsStore(database, logger.child({ component: "trends" }));
-      const sampler = new UsageSampler({ clusters: registry, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => recorder.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
+      const sampler = new UsageSampler({
+        clusters: registry,
+        inventory,
+        store: trends,
+        logger: logger.child({ component: "trends" }),
+        leads: (cluster) => recorder.leads(cluster),
+        ...config.trends,
+        retentionDays: config.history.retentionDays,
+      });
       await parts.start({ name: "trends", stop: () => sampler.stop() }, () => sampler.start());
       // Expired debugging pods are swept by the replica recording the cluster, like trends.
-      const debugPods = new DebugPods({ clusters: registry, inventory, database, pubsub, logger: logger.child({ component: "debug-pods" }), leads: (cluster) => recorder.leads(cluster), impersonate: config.auth.impersonate, ...(overrides.debugPodSweepMs ? { sweepMs: overrides.debugPodSweepMs } : {}) });
+      const debugPods = new DebugPods({
+        clusters: registry,
+        inventory,
+        database,
+        pubsub,
+        logger: logger.child({ component: "debug-pods" }),
+        leads: (cluster) => recorder.leads(cluster),
+        impersonate: config.auth.impersonate,
+        ...(overrides.debugPodSweepMs ? { sweepMs: overrides.debugPodSweepMs } : {}),
+      });
       await parts.start({ name: "debug pods", stop: () => debugPods.stop() }, () => debugPods.start());
       // Node events follow the history lease too; they are written apart from node history (own queue, own table).
       const nodeEventsStore = new NodeEventsStore(database, logger);
-      const nodeEvents = new NodeEventsRecorder({ clusters: registry, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => recorder.leads(cluster), leadership: recorder.leadership });
+      const nodeEvents = new NodeEventsRecorder({
+        clusters: registry,
+        store: nodeEventsStore,
+        logger: logger.child({ component: "node-events" }),
+        leads: (cluster) => recorder.leads(cluster),
+        leadership: recorder.leadership,
+      });
       await parts.start({ name: "node events", stop: () => nodeEvents.stop() }, () => nodeEvents.start());
 
       // A history answer may name a configured cluster or one the database recorded.
       const historyCluster = historyClusterCheck(database, registry);
       const resolverSets = [
-        serviceResolvers(database, startedAt, () => recorder.status, () => recorder.leases()),
+        serviceResolvers(
+          database,
+          startedAt,
+          () => recorder.status,
+          () => recorder.leases(),
+        ),
         inventoryResolvers(inventory),
         nodeFactsResolvers(registry),
         nodeEventsResolvers(registry, nodeEventsStore, historyCluster),
@@ -330,7 +358,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
             if (authRequired && !req.headers.authorization) return false;
             return (await httpCaller(req)).ok;
           },
-          pages: createPages(schema, { version: VERSION, simulatedClusters: registry.names().filter((name) => registry.isSimulated(name)), authRequired, introspection }, () => url.replace(/^https?:\/\//, "")),
+          pages: createPages(schema, { version: VERSION, simulatedClusters: registry.names().filter((name) => registry.isSimulated(name)), authRequired, introspection }, () =>
+            url.replace(/^https?:\/\//, ""),
+          ),
         },
         logger,
         bound,

@@ -29,7 +29,15 @@ export function readinessOf({ database, clusters, recorder }: ReadinessSources):
         ? { ok: true, ...(status.connected ? {} : { detail: "watch reconnecting; serving the last known state" }) }
         : status.lastError
           ? // A missing permission is no address or TLS detail: say which, so a deployment's RBAC can be fixed from its probe.
-            { ok: true, detail: status.lastErrorReason === "Forbidden" ? `forbidden: ${status.lastError}` : status.lastErrorReason === "Unauthorized" ? "unauthorized: the cluster refused the credentials" : "unreachable (its error: clusters { lastError })" }
+            {
+              ok: true,
+              detail:
+                status.lastErrorReason === "Forbidden"
+                  ? `forbidden: ${status.lastError}`
+                  : status.lastErrorReason === "Unauthorized"
+                    ? "unauthorized: the cluster refused the credentials"
+                    : "unreachable (its error: clusters { lastError })",
+            }
           : { ok: false, detail: "syncing" };
     }
     const history = recorder.status;

@@ -79,9 +79,7 @@ export function createAuthenticator(config: AuthConfig, logger: Logger, tuning: 
     configured,
     start(host) {
       if (!configured && !isLoopbackHost(host)) {
-        throw new ConfigError(
-          `--host/HOST "${host}" is not a loopback address, and no authentication is configured: set --auth-tokens-file or the --oidc-* settings, or listen on 127.0.0.1`,
-        );
+        throw new ConfigError(`--host/HOST "${host}" is not a loopback address, and no authentication is configured: set --auth-tokens-file or the --oidc-* settings, or listen on 127.0.0.1`);
       }
       tokens?.start();
       if (!configured) {
@@ -98,10 +96,7 @@ export function createAuthenticator(config: AuthConfig, logger: Logger, tuning: 
       const { reason, ...decision } = await decide(credentials);
       if (!decision.ok) {
         const level = decision.presented ? "warn" : "info";
-        logger[level](
-          { requestId: credentials.requestId, transport: credentials.transport, remoteAddress: credentials.remoteAddress, code: decision.code, reason },
-          "authentication failed",
-        );
+        logger[level]({ requestId: credentials.requestId, transport: credentials.transport, remoteAddress: credentials.remoteAddress, code: decision.code, reason }, "authentication failed");
       }
       return decision;
     },

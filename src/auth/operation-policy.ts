@@ -19,12 +19,7 @@ export type { AuditDone, OperationPolicy, OperationRequest } from "../graphql/ca
  * event, bounded by its own limit), and for mutations the caller's rate (`limiter()`: the limiter in use, none when unlimited).
  * Resolvers may still ask for more with requireRole.
  */
-export function createOperationPolicy(
-  limits: LimitsConfig,
-  mutationRateLimit: number,
-  limiter: () => MutationLimiter | undefined,
-  cachedNodes: () => number = () => 0,
-): OperationPolicy {
+export function createOperationPolicy(limits: LimitsConfig, mutationRateLimit: number, limiter: () => MutationLimiter | undefined, cachedNodes: () => number = () => 0): OperationPolicy {
   /**
    * A refused mutation still takes one from its caller's allowance, so refusals (a viewer's
    * mutations, over-deep or over-costly ones) cannot be sent, and audited, without limit;
@@ -78,11 +73,11 @@ export function createOperationPolicy(
           });
         }
         if (selections > MAX_EXPANDED_SELECTIONS) {
-          throw new AppError(
-            ErrorCode.BAD_USER_INPUT,
-            `The operation amounts to ${selections} field selections once its fragments are spread; at most ${MAX_EXPANDED_SELECTIONS} are allowed`,
-            { reason: RefusalReason.QUERY_TOO_COMPLEX, selections, maxSelections: MAX_EXPANDED_SELECTIONS },
-          );
+          throw new AppError(ErrorCode.BAD_USER_INPUT, `The operation amounts to ${selections} field selections once its fragments are spread; at most ${MAX_EXPANDED_SELECTIONS} are allowed`, {
+            reason: RefusalReason.QUERY_TOO_COMPLEX,
+            selections,
+            maxSelections: MAX_EXPANDED_SELECTIONS,
+          });
         }
         if (depth > limits.maxQueryDepth) {
           throw new AppError(ErrorCode.BAD_USER_INPUT, `The operation nests ${depth} levels deep; at most ${limits.maxQueryDepth} are allowed`, {
@@ -100,11 +95,11 @@ export function createOperationPolicy(
         }
         context.operationCost = cost;
         if (cost > limits.maxQueryCost) {
-          throw new AppError(
-            ErrorCode.BAD_USER_INPUT,
-            `The operation may resolve ${cost} objects; at most ${limits.maxQueryCost} are allowed (ask for smaller pages with first)`,
-            { reason: RefusalReason.QUERY_TOO_COSTLY, cost, maxCost: limits.maxQueryCost },
-          );
+          throw new AppError(ErrorCode.BAD_USER_INPUT, `The operation may resolve ${cost} objects; at most ${limits.maxQueryCost} are allowed (ask for smaller pages with first)`, {
+            reason: RefusalReason.QUERY_TOO_COSTLY,
+            cost,
+            maxCost: limits.maxQueryCost,
+          });
         }
         const rate = mutation ? limiter() : undefined;
         if (rate) {

@@ -172,7 +172,11 @@ async function cordon(command: "cordon" | "uncordon", argv: readonly string[], e
     return 0;
   }
   const field = command === "cordon" ? "cordonNode" : "uncordonNode";
-  await request(target, `mutation($cluster: String, $name: String!, $reason: String) { ${field}(cluster: $cluster, name: $name, reason: $reason) { name } }`, { cluster: before.cluster, name: before.name, reason: flags.reason });
+  await request(target, `mutation($cluster: String, $name: String!, $reason: String) { ${field}(cluster: $cluster, name: $name, reason: $reason) { name } }`, {
+    cluster: before.cluster,
+    name: before.name,
+    reason: flags.reason,
+  });
   io.out(`node/${before.name} ${command}ed\n`);
   return 0;
 }
@@ -210,7 +214,12 @@ async function nodeUpdate<T>(
 }
 
 async function label(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
-  const { flags, changes: { set, remove }, target, before } = await nodeUpdate("label", argv, env, parseLabelArgs);
+  const {
+    flags,
+    changes: { set, remove },
+    target,
+    before,
+  } = await nodeUpdate("label", argv, env, parseLabelArgs);
   const had = new Map(before.labels.map((l) => [l.key, l.value]));
   for (const key of remove) if (!had.has(key)) io.out(`label "${key}" not found.\n`);
   const data: any = await request(
@@ -247,7 +256,12 @@ export function parseTaintArgs(args: readonly string[]): { add: { key: string; v
 }
 
 async function taint(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
-  const { flags, changes: { add, remove }, target, before } = await nodeUpdate("taint", argv, env, parseTaintArgs);
+  const {
+    flags,
+    changes: { add, remove },
+    target,
+    before,
+  } = await nodeUpdate("taint", argv, env, parseTaintArgs);
   await request(
     target,
     `mutation($cluster: String, $name: String!, $add: [TaintInput!], $remove: [TaintRemovalInput!], $overwrite: Boolean, $reason: String) {

@@ -44,7 +44,16 @@ function kubectlTable(given: string[][]): string {
   // Escaped before measuring, so a cell with control characters keeps the columns aligned.
   const rows = given.map((row) => row.map(terminalText));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join("").trimEnd()).join("\n") + "\n";
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3)))
+          .join("")
+          .trimEnd(),
+      )
+      .join("\n") + "\n"
+  );
 }
 
 const address = (n: NodeRow, type: string) => n.addresses.find((a) => a.type === type)?.address;
@@ -80,7 +89,14 @@ function columns(wide: boolean, now: number): [string, (n: NodeRow) => string][]
  */
 export function formatNodes(nodes: readonly NodeRow[], format: NodesFormat, now = Date.now(), clusters: readonly ClusterLiveness[] = []): string {
   const staleSince = new Map(clusters.filter((c) => c.disconnectedSince).map((c) => [c.name, c.disconnectedSince!]));
-  if (format === "json") return JSON.stringify(nodes.map((n) => ({ ...n, clusterDisconnectedSince: staleSince.get(n.cluster) ?? null })), null, 2) + "\n";
+  if (format === "json")
+    return (
+      JSON.stringify(
+        nodes.map((n) => ({ ...n, clusterDisconnectedSince: staleSince.get(n.cluster) ?? null })),
+        null,
+        2,
+      ) + "\n"
+    );
   const cols = columns(format !== "table", now);
   if (format === "csv") cols.push(["STALE_SINCE", (n) => staleSince.get(n.cluster) ?? ""]);
   else cols[2] = ["STATUS", (n) => (staleSince.has(n.cluster) ? `${n.status} (stale)` : n.status)];
@@ -166,7 +182,10 @@ function apportion(counts: readonly number[], width: number): number[] {
  */
 export function progressLine(op: DrainState): string {
   const phases = op.podsByPhase;
-  const cells = apportion(MARKS.map(([phase]) => phases[phase]), BAR);
+  const cells = apportion(
+    MARKS.map(([phase]) => phases[phase]),
+    BAR,
+  );
   const bar = MARKS.map(([, mark], i) => mark.repeat(cells[i]!)).join("") || "-".repeat(BAR);
   const blocked = [...new Set(op.pods.filter((p) => p.status === "BLOCKED").map((p) => p.blockedBy ?? "a PodDisruptionBudget"))];
   const counts = [`${phases.gone} gone`, `${phases.terminating} terminating`, `${phases.evicting} evicting`, `${phases.notStarted} not started`].join(", ");

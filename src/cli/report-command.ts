@@ -16,15 +16,7 @@ import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import type { ReportDimension, ReportGrouping } from "../reports/grouping.js";
 import { terminalText } from "./output-escaping.js";
-import {
-  availabilityCsv,
-  availabilityTable,
-  capacityCsv,
-  capacityTable,
-  type AvailabilityData,
-  type CapacityData,
-  type ReportFormat,
-} from "./report-format.js";
+import { availabilityCsv, availabilityTable, capacityCsv, capacityTable, type AvailabilityData, type CapacityData, type ReportFormat } from "./report-format.js";
 import { parseDuration } from "./durations.js";
 import { DEFAULT_SERVICE_URL, errorLine, post, serviceBase, ServiceError, type GraphqlResult } from "./service-client.js";
 
@@ -146,9 +138,7 @@ export function parsePodShape(text: string): { cpu: string; memory: string } {
 }
 
 const OPTIONS = {
-  ...Object.fromEntries(
-    ["cluster", "group-by", "from", "to", "since", "flap-threshold", "pod-shape", "format", "url", "token", "database-url"].map((flag) => [flag, { type: "string" as const }]),
-  ),
+  ...Object.fromEntries(["cluster", "group-by", "from", "to", "since", "flap-threshold", "pod-shape", "format", "url", "token", "database-url"].map((flag) => [flag, { type: "string" as const }])),
   nodes: { type: "boolean" as const },
 };
 

@@ -113,7 +113,6 @@ export function renderTable(header: string[], rows: string[][], left: ReadonlySe
   return [line(header), ...rows.map(line)].join("\n");
 }
 
-
 /** camelCase to snake_case, for CSV headers. */
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 

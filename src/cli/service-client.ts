@@ -110,7 +110,8 @@ export async function subscribe<T = Record<string, any>>(target: ServiceTarget, 
           },
           error: (error) => {
             if (Array.isArray(error)) reject(new ServiceError(errorLine(error)));
-            else if (error && typeof error === "object" && "code" in error && "reason" in error) reject(new ServiceError(`the subscription closed (${(error as CloseEvent).code}): ${(error as CloseEvent).reason}`));
+            else if (error && typeof error === "object" && "code" in error && "reason" in error)
+              reject(new ServiceError(`the subscription closed (${(error as CloseEvent).code}): ${(error as CloseEvent).reason}`));
             else reject(new ServiceError(`cannot follow the subscription at ${target.endpoint}: ${(error as Error)?.message ?? String(error)}`));
           },
           complete: resolve,

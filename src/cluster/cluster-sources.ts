@@ -14,10 +14,7 @@ export interface ClusterSource {
 }
 
 /** Where the clusters come from, decided once at start. */
-export type ClusterPlan =
-  | { kind: "kubeconfig"; sources: ClusterSource[]; files: string[] }
-  | { kind: "in-cluster"; sources: ClusterSource[] }
-  | { kind: "simulator"; nodes: number };
+export type ClusterPlan = { kind: "kubeconfig"; sources: ClusterSource[]; files: string[] } | { kind: "in-cluster"; sources: ClusterSource[] } | { kind: "simulator"; nodes: number };
 
 /** The embedded demo cluster: small, with gentle churn so the inventory visibly lives. */
 export const DEFAULT_SIMULATED_NODES = 12;

@@ -7,11 +7,7 @@ import { stripNode, stripPod } from "./strip.js";
  * PodDisruptionBudget (429), or refused because its namespace is being deleted while the pod is
  * not yet (403 NamespaceTerminating): both of the last two are retried, as kubectl does.
  */
-export type EvictionResult =
-  | { kind: "accepted" }
-  | { kind: "gone" }
-  | { kind: "blocked"; budget: string | null; message: string }
-  | { kind: "namespace-terminating"; message: string };
+export type EvictionResult = { kind: "accepted" } | { kind: "gone" } | { kind: "blocked"; budget: string | null; message: string } | { kind: "namespace-terminating"; message: string };
 
 /**
  * The write side of one cluster (the "cluster writer" port): the only Kubernetes calls that
@@ -31,11 +27,16 @@ export class ClusterWriter {
    */
   async setUnschedulable(name: string, unschedulable: boolean, annotations: Record<string, string>): Promise<CachedNode | undefined> {
     try {
-      const raw = await this.call<unknown>("PATCH", `/api/v1/nodes/${encodeURIComponent(name)}`, {
-        metadata: { annotations },
-        // kubectl uncordon removes the field rather than writing false; so does a merge patch with null.
-        spec: { unschedulable: unschedulable ? true : null },
-      }, "application/merge-patch+json");
+      const raw = await this.call<unknown>(
+        "PATCH",
+        `/api/v1/nodes/${encodeURIComponent(name)}`,
+        {
+          metadata: { annotations },
+          // kubectl uncordon removes the field rather than writing false; so does a merge patch with null.
+          spec: { unschedulable: unschedulable ? true : null },
+        },
+        "application/merge-patch+json",
+      );
       return stripNode(this.cluster, raw);
     } catch (error) {
       if (isNotFound(error)) return undefined;
@@ -166,13 +167,7 @@ export class ClusterWriter {
     return { allowed: review.status?.allowed === true, reason: review.status?.reason ?? "" };
   }
 
-  private call<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    contentType?: string,
-    query: Record<string, string | number | undefined> = {},
-  ): Promise<T> {
+  private call<T>(method: string, path: string, body?: unknown, contentType?: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
     return this.client.request<T>(method, path, query, body, {
       ...(contentType ? { contentType } : {}),
       ...(this.impersonate ? { headers: { "Impersonate-User": this.impersonate } } : {}),

@@ -110,7 +110,6 @@ export function kubeErrorDetail(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-
 export interface RequestOptions {
   /** The whole request's deadline, from sending to its body's end; 30 s when omitted. */
   timeoutMs?: number;
@@ -213,7 +212,13 @@ export class KubeClient {
    * keeping no more than that). Rejects with KubeApiError on a non-2xx answer. For the kubelet's
    * answers through the node proxy.
    */
-  async getText(path: string, query: Record<string, string | number | boolean | undefined>, maxBytes: number, keep: "head" | "tail" = "head", timeoutMs = 15_000): Promise<{ text: string; truncated: boolean }> {
+  async getText(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    maxBytes: number,
+    keep: "head" | "tail" = "head",
+    timeoutMs = 15_000,
+  ): Promise<{ text: string; truncated: boolean }> {
     const url = this.urlFor(path, query);
     const options: HttpRequestOptions = { method: "GET", headers: { accept: "text/plain, application/json" } };
     await this.kubeConfig.applyToHTTPSOptions(options);

@@ -130,12 +130,17 @@ export class LeaseElector {
       lease = await this.options.client.getJson<Lease>(this.path(this.options.name));
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      await this.options.client.request("POST", this.path(), {}, {
-        apiVersion: "coordination.k8s.io/v1",
-        kind: "Lease",
-        metadata: { name: this.options.name, namespace: this.options.namespace },
-        spec: this.spec(microNow, microNow, 0),
-      });
+      await this.options.client.request(
+        "POST",
+        this.path(),
+        {},
+        {
+          apiVersion: "coordination.k8s.io/v1",
+          kind: "Lease",
+          metadata: { name: this.options.name, namespace: this.options.namespace },
+          spec: this.spec(microNow, microNow, 0),
+        },
+      );
       this.observe(this.options.identity, microNow);
       this.renewedAt = now.getTime();
       this.setLeading(true);
@@ -199,9 +204,14 @@ export class LeaseElector {
   private async release(): Promise<void> {
     const lease = await this.options.client.getJson<Lease>(this.path(this.options.name));
     if (lease.spec.holderIdentity !== this.options.identity) return;
-    await this.options.client.request("PUT", this.path(this.options.name), {}, {
-      ...lease,
-      spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1 },
-    });
+    await this.options.client.request(
+      "PUT",
+      this.path(this.options.name),
+      {},
+      {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1 },
+      },
+    );
   }
 }

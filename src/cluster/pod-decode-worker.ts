@@ -108,7 +108,7 @@ function read(stream: number, res: IncomingMessage): void {
   });
   res.on("error", finish);
   // Closed before its end (the connection dropped): over, as on the main thread.
-  res.on("close", () => finish(res.complete ? undefined : res.errored ?? undefined));
+  res.on("close", () => finish(res.complete ? undefined : (res.errored ?? undefined)));
 }
 
 port.on("message", (message: ToPodWatchWorker) => {

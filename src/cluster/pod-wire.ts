@@ -55,9 +55,23 @@ export class WireEncoder {
     if (!exact) return this.addLine(line);
     const flags = (pod.daemonSet ? DAEMON_SET : 0) | (pod.mirror ? MIRROR : 0) | (pod.emptyDir ? EMPTY_DIR : 0);
     const p: WirePod = [
-      key, pod.namespace, pod.name, pod.uid, pod.resourceVersion, pod.nodeName, pod.phase, this.number(pod.labels),
-      pod.ownerKind ?? null, pod.ownerName ?? null, flags, pod.deletionTimestamp ?? null, grace ?? null,
-      this.number(pod.requests), this.number(pod.limits), pod.creationTimestamp, this.number(pod.noExecuteTolerations),
+      key,
+      pod.namespace,
+      pod.name,
+      pod.uid,
+      pod.resourceVersion,
+      pod.nodeName,
+      pod.phase,
+      this.number(pod.labels),
+      pod.ownerKind ?? null,
+      pod.ownerName ?? null,
+      flags,
+      pod.deletionTimestamp ?? null,
+      grace ?? null,
+      this.number(pod.requests),
+      this.number(pod.limits),
+      pod.creationTimestamp,
+      this.number(pod.noExecuteTolerations),
     ];
     this.events.push({ type, p });
   }

@@ -207,10 +207,7 @@ export class Reflector<T> {
         failures++;
         this.state.restarts++;
         const jittered = this.backoff(failures);
-        this.options.logger.warn(
-          { resource: this.options.resource, err: describe(error), retryInMs: Math.round(jittered), failures },
-          "list/watch failed: retrying",
-        );
+        this.options.logger.warn({ resource: this.options.resource, err: describe(error), retryInMs: Math.round(jittered), failures }, "list/watch failed: retrying");
         await this.sleep(jittered);
       }
     }

@@ -233,7 +233,9 @@ function evictionTolerations(tolerations: unknown): Record<string, number> {
   const out: Record<string, number> = {};
   for (const key of EVICTION_TAINT_KEYS) {
     const taint = { key, effect: "NoExecute" };
-    const used = arr(tolerations).map(obj).find((t) => toleratesTaint(asToleration(t), taint));
+    const used = arr(tolerations)
+      .map(obj)
+      .find((t) => toleratesTaint(asToleration(t), taint));
     if (!used) continue;
     const seconds = used.tolerationSeconds;
     out[key] = typeof seconds === "number" && Number.isFinite(seconds) ? Math.max(0, Math.trunc(seconds)) : TOLERATES_FOREVER;

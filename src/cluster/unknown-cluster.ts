@@ -38,9 +38,6 @@ export function historyClusterCheck(database: Database, configured?: ClusterName
     }
     if (recorded) return;
     const names = configured?.names() ?? [];
-    throw new AppError(
-      ErrorCode.NOT_FOUND,
-      `cluster "${name}" is not configured and has no recorded history${configured ? ` (clusters: ${names.join(", ") || "none"})` : ""}`,
-    );
+    throw new AppError(ErrorCode.NOT_FOUND, `cluster "${name}" is not configured and has no recorded history${configured ? ` (clusters: ${names.join(", ") || "none"})` : ""}`);
   };
 }

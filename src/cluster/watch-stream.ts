@@ -157,5 +157,5 @@ export function readWatchEvents(res: IncomingMessage, onEvent: WatchEventHandler
   });
   res.on("error", end);
   // Closed before its end (the connection dropped, or we aborted): over, without further lines.
-  res.on("close", () => end(res.complete ? null : res.errored ?? null));
+  res.on("close", () => end(res.complete ? null : (res.errored ?? null)));
 }

@@ -6,9 +6,7 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log/l
 import { redactUrl } from "../log/redact-url.js";
 
 /** Where PGlite keeps its files when no PostgreSQL URL is given; `memory` keeps nothing. */
-export type DatabaseConfig =
-  | { kind: "postgres"; url: string }
-  | { kind: "pglite"; dataDir: string | "memory" };
+export type DatabaseConfig = { kind: "postgres"; url: string } | { kind: "pglite"; dataDir: string | "memory" };
 
 /**
  * Which clusters to watch: the contexts of kubeconfig files, the in-cluster service account,
@@ -199,12 +197,32 @@ export const SETTINGS = {
   maxWebSocketsPerCaller: { flag: "max-websockets-per-caller", env: "MAX_WEBSOCKETS_PER_CALLER", default: "100", help: "WebSocket connections one caller may hold open" },
   maxSubscriptionsPerConnection: { flag: "max-subscriptions-per-connection", env: "MAX_SUBSCRIPTIONS_PER_CONNECTION", default: "100", help: "subscriptions one WebSocket connection may carry" },
   maxSubscriptionsPerCaller: { flag: "max-subscriptions-per-caller", env: "MAX_SUBSCRIPTIONS_PER_CALLER", default: "1000", help: "subscriptions one caller may hold across its connections" },
-  maxInFlightPerCaller: { flag: "max-in-flight-per-caller", env: "MAX_IN_FLIGHT_PER_CALLER", default: "16", help: "operations one caller may have running at once; more are refused (429, Retry-After)" },
+  maxInFlightPerCaller: {
+    flag: "max-in-flight-per-caller",
+    env: "MAX_IN_FLIGHT_PER_CALLER",
+    default: "16",
+    help: "operations one caller may have running at once; more are refused (429, Retry-After)",
+  },
   maxInFlight: { flag: "max-in-flight", env: "MAX_IN_FLIGHT", default: "128", help: "operations running at once, all callers together; more are refused (503, Retry-After)" },
   drainTimeout: { flag: "drain-timeout", env: "DRAIN_TIMEOUT_SECONDS", default: "600", help: "seconds a drain may take when its options do not say (at most 86400)" },
-  maxConnections: { flag: "max-connections", env: "MAX_CONNECTIONS", default: "10000", help: "HTTP connections held open, all clients together (at most the open-files limit less 1024); past it the oldest idle one is closed" },
-  maxConnectionsPerAddress: { flag: "max-connections-per-address", env: "MAX_CONNECTIONS_PER_ADDRESS", default: "1000", help: "HTTP connections held open from one client address; past it that address's oldest idle one is closed" },
-  maxSubscriptionEventCost: { flag: "max-subscription-event-cost", env: "MAX_SUBSCRIPTION_EVENT_COST", default: "10000", help: "most objects one event of a subscription may ask for (its selection and filter); more is refused at subscribe time" },
+  maxConnections: {
+    flag: "max-connections",
+    env: "MAX_CONNECTIONS",
+    default: "10000",
+    help: "HTTP connections held open, all clients together (at most the open-files limit less 1024); past it the oldest idle one is closed",
+  },
+  maxConnectionsPerAddress: {
+    flag: "max-connections-per-address",
+    env: "MAX_CONNECTIONS_PER_ADDRESS",
+    default: "1000",
+    help: "HTTP connections held open from one client address; past it that address's oldest idle one is closed",
+  },
+  maxSubscriptionEventCost: {
+    flag: "max-subscription-event-cost",
+    env: "MAX_SUBSCRIPTION_EVENT_COST",
+    default: "10000",
+    help: "most objects one event of a subscription may ask for (its selection and filter); more is refused at subscribe time",
+  },
   maxQueryCost: { flag: "max-query-cost", env: "MAX_QUERY_COST", default: "500000", help: "most objects an operation may ask for, lists counted at their `first`" },
   trendsInterval: { flag: "trends-interval", env: "TRENDS_INTERVAL_SECONDS", default: "60", help: "seconds between samples of node usage and requests for capacity trends; 0 turns sampling off" },
   trendsRawRetention: { flag: "trends-raw-retention-hours", env: "TRENDS_RAW_RETENTION_HOURS", default: "48", help: "hours raw trend samples are kept before hourly rollups replace them" },
@@ -232,12 +250,7 @@ type SettingName = keyof typeof SETTINGS;
 
 /** parseArgs options for a subset of settings, every one a string flag. */
 export function settingOptions(names: readonly SettingName[]): NonNullable<ParseArgsConfig["options"]> {
-  return Object.fromEntries(
-    names.map((name) => [
-      SETTINGS[name].flag,
-      SWITCHES.has(name) ? { type: "boolean" as const } : { type: "string" as const, multiple: REPEATABLE.has(name) },
-    ]),
-  );
+  return Object.fromEntries(names.map((name) => [SETTINGS[name].flag, SWITCHES.has(name) ? { type: "boolean" as const } : { type: "string" as const, multiple: REPEATABLE.has(name) }]));
 }
 
 /** `--flag value` lines for `--help`, aligned. */
@@ -281,9 +294,7 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
   const portText = pick("port", flags, env)!;
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) {
-    throw new ConfigError(
-      `${describeSource("port", flags)}: "${portText}" is not a port number (0-65535; 0 picks a free port)`,
-    );
+    throw new ConfigError(`${describeSource("port", flags)}: "${portText}" is not a port number (0-65535; 0 picks a free port)`);
   }
 
   const logLevel = pick("logLevel", flags, env)! as LogLevel;
@@ -356,7 +367,10 @@ function metricsOperations(flags: Record<string, unknown>, env: NodeJS.ProcessEn
 }
 
 function commaList(text: string): string[] {
-  return text.split(",").map((item) => item.trim()).filter(Boolean);
+  return text
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 function wholeNumber(name: SettingName, flags: Record<string, unknown>, env: NodeJS.ProcessEnv, min: number, max: number): number {
@@ -413,9 +427,7 @@ function oidcConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Oid
   const missing = values.indexOf(undefined);
   if (missing >= 0) {
     const set = values.findIndex((value) => value !== undefined);
-    throw new ConfigError(
-      `${describeSource(OIDC_REQUIRED[set]!, flags)} is set but ${describeSource(OIDC_REQUIRED[missing]!, flags)} is not: OIDC needs an issuer, an audience and a JWKS URL`,
-    );
+    throw new ConfigError(`${describeSource(OIDC_REQUIRED[set]!, flags)} is set but ${describeSource(OIDC_REQUIRED[missing]!, flags)} is not: OIDC needs an issuer, an audience and a JWKS URL`);
   }
   const [issuer, audience, jwksUrl] = values as [string, string, string];
   let url: URL;
@@ -493,18 +505,13 @@ function databaseConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv):
     throw new ConfigError(`${describeSource("databaseUrl", flags)}: not a valid URL (expected postgresql://user@host:5432/db)`);
   }
   if (parsed.protocol !== "postgresql:" && parsed.protocol !== "postgres:") {
-    throw new ConfigError(
-      `${describeSource("databaseUrl", flags)}: scheme "${parsed.protocol.replace(/:$/, "")}" is not supported (use postgresql://)`,
-    );
+    throw new ConfigError(`${describeSource("databaseUrl", flags)}: scheme "${parsed.protocol.replace(/:$/, "")}" is not supported (use postgresql://)`);
   }
   return { kind: "postgres", url };
 }
 
 /** parseArgs in strict mode, with its errors turned into one ConfigError line. */
-export function parseFlags(
-  argv: readonly string[],
-  options: NonNullable<ParseArgsConfig["options"]>,
-): Record<string, unknown> {
+export function parseFlags(argv: readonly string[], options: NonNullable<ParseArgsConfig["options"]>): Record<string, unknown> {
   try {
     return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
   } catch (error) {

@@ -71,7 +71,11 @@ async function openPostgres(url: string): Promise<Database> {
         client.release();
       }
     },
-    ping: (timeoutMs = 2_000) => withTimeout(pool.query("SELECT 1").then(() => true), timeoutMs),
+    ping: (timeoutMs = 2_000) =>
+      withTimeout(
+        pool.query("SELECT 1").then(() => true),
+        timeoutMs,
+      ),
     async close() {
       if (closed) return;
       closed = true;
@@ -172,7 +176,11 @@ async function openPglite(dataDir: string, options: OpenOptions): Promise<Databa
     prisma,
     // PGlite is one connection already; callers are serialised by PGlite itself.
     withConnection: (fn) => fn(connection),
-    ping: (timeoutMs = 2_000) => withTimeout(pglite.query("SELECT 1").then(() => true), timeoutMs),
+    ping: (timeoutMs = 2_000) =>
+      withTimeout(
+        pglite.query("SELECT 1").then(() => true),
+        timeoutMs,
+      ),
     async close() {
       if (closed) return;
       closed = true;

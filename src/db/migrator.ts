@@ -45,17 +45,13 @@ export async function migrate(
   await takeLock(connection, logger, signal);
   try {
     await connection.exec(LEDGER_DDL);
-    const ledger = await connection.query<LedgerRow>(
-      `SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL`,
-    );
+    const ledger = await connection.query<LedgerRow>(`SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL`);
     const applied = new Map(ledger.map((row) => [row.migration_name, row]));
     const appliedNow: string[] = [];
     for (const migration of migrations) {
       const row = applied.get(migration.name);
       if (row && !row.finished_at) {
-        throw new MigrationError(
-          `migration ${migration.name} started but never finished; resolve it (prisma migrate resolve) before starting again`,
-        );
+        throw new MigrationError(`migration ${migration.name} started but never finished; resolve it (prisma migrate resolve) before starting again`);
       }
       if (row) {
         if (row.checksum !== migration.checksum) {

@@ -18,9 +18,7 @@ export const PGLITE_SEED_PATH = join(PACKAGE_ROOT, "dist", "pglite-seed", "initd
 // A data directory belongs to the PostgreSQL build that made it: a seed from another PGlite is
 // not used (initdb runs instead).
 // (Its package.json is not exported: read it beside the entry point, dist/index.cjs.)
-const PGLITE_VERSION: string = JSON.parse(
-  readFileSync(join(dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite")), "..", "package.json"), "utf8"),
-).version;
+const PGLITE_VERSION: string = JSON.parse(readFileSync(join(dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite")), "..", "package.json"), "utf8")).version;
 
 /**
  * initdb's arguments for every new PGlite database, from the seed or not: 1 MB WAL segments

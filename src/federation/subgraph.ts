@@ -88,7 +88,10 @@ function checkedRepresentations(resolve: GraphQLFieldResolver<unknown, unknown>)
     });
     if (malformed.length > MAX_MALFORMED_REPRESENTATIONS) {
       const [index, problem] = malformed[0]!;
-      throw new AppError(ErrorCode.BAD_USER_INPUT, `${malformed.length} representations are malformed (at most ${MAX_MALFORMED_REPRESENTATIONS} are answered one by one); the first, representations[${index}]: ${problem}`);
+      throw new AppError(
+        ErrorCode.BAD_USER_INPUT,
+        `${malformed.length} representations are malformed (at most ${MAX_MALFORMED_REPRESENTATIONS} are answered one by one); the first, representations[${index}]: ${problem}`,
+      );
     }
     for (const [index, problem] of malformed) answer[index] = new AppError(ErrorCode.BAD_USER_INPUT, `representations[${index}]: ${problem}`);
     const resolved = resolve(source, { ...args, representations: valid }, context, info) as unknown[];

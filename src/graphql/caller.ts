@@ -13,7 +13,7 @@ export type { Principal, Role } from "./context.js";
 
 /** Who is calling, or why they may not: `message` is for the caller, `reason` only for the log. */
 export type Authentication =
-  | { ok: true; principal: Principal; /** epoch ms after which the credential is no longer good */ expiresAt?: number }
+  | { ok: true; principal: Principal /** epoch ms after which the credential is no longer good */; expiresAt?: number }
   | {
       ok: false;
       code: typeof ErrorCode.UNAUTHENTICATED | typeof ErrorCode.FORBIDDEN | typeof ErrorCode.UNAVAILABLE;

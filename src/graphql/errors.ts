@@ -79,24 +79,19 @@ function bounded(message: string): string {
  * error whose message is replaced, so no stack, SQL or credential leaks. `report` receives
  * those unexpected errors for logging.
  */
-export function formatError(
-  formatted: GraphQLFormattedError,
-  original: unknown,
-  report: (error: unknown) => void = () => {},
-): GraphQLFormattedError {
+export function formatError(formatted: GraphQLFormattedError, original: unknown, report: (error: unknown) => void = () => {}): GraphQLFormattedError {
   // Apollo sets INTERNAL_SERVER_ERROR on a request error it raised without a code but with a
   // 4xx status of its own (an APQ hash that does not match the query): the caller's error.
   const given = apolloRequestError(original) ? ErrorCode.BAD_USER_INPUT : formatted.extensions?.code;
   const cause = original instanceof GraphQLError ? (original.originalError ?? original) : original;
-  const code =
-    isContractCode(given)
-      ? given
-      : typeof given === "string" && given in FROM_APOLLO
-        ? FROM_APOLLO[given as ApolloServerErrorCode]
-        : // GraphQL's own request errors (syntax, validation, variable coercion) wrap nothing.
-          original instanceof GraphQLError && original.originalError === undefined
-          ? ErrorCode.BAD_USER_INPUT
-          : ErrorCode.INTERNAL_SERVER_ERROR;
+  const code = isContractCode(given)
+    ? given
+    : typeof given === "string" && given in FROM_APOLLO
+      ? FROM_APOLLO[given as ApolloServerErrorCode]
+      : // GraphQL's own request errors (syntax, validation, variable coercion) wrap nothing.
+        original instanceof GraphQLError && original.originalError === undefined
+        ? ErrorCode.BAD_USER_INPUT
+        : ErrorCode.INTERNAL_SERVER_ERROR;
   if (code === ErrorCode.INTERNAL_SERVER_ERROR && !(cause instanceof AppError)) {
     report(cause);
     return {

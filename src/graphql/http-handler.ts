@@ -66,7 +66,10 @@ export function graphqlHttpHandler(
       if ("error" in read) return sendError(res, read.status, read.error);
       const contentType = headers.get("content-type") ?? "";
       const [mediaType = "", ...params] = contentType.split(";").map((part) => part.trim());
-      const charset = params.find((p) => p.toLowerCase().startsWith("charset="))?.slice(8).replace(/"/g, "");
+      const charset = params
+        .find((p) => p.toLowerCase().startsWith("charset="))
+        ?.slice(8)
+        .replace(/"/g, "");
       if (charset && !SUPPORTED_CHARSET.test(charset)) {
         return sendError(res, 415, `Unsupported charset "${charset}": send UTF-8`);
       }

@@ -181,10 +181,7 @@ export function measureOperation(
   const intArgument = (field: FieldNode, name: string): number | undefined => {
     const node = field.arguments?.find((a) => a.name.value === name)?.value;
     if (!node) return undefined;
-    const value =
-      node.kind === Kind.VARIABLE
-        ? (variables[node.name.value] ?? defaults.get(node.name.value))
-        : valueFromASTUntyped(node);
+    const value = node.kind === Kind.VARIABLE ? (variables[node.name.value] ?? defaults.get(node.name.value)) : valueFromASTUntyped(node);
     return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
   };
 

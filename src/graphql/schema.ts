@@ -19,9 +19,7 @@ export type Resolvers = Omit<GeneratedResolvers, "DateTime">;
  * Use as `{ ...fields } satisfies CompleteResolvers<NodeResolvers, CachedNode, Node>`.
  */
 export type CompleteResolvers<R, Parent, Schema> = R & {
-  [K in keyof Schema as K extends "__typename" ? never : K extends keyof Parent ? (Parent[K] extends Schema[K] ? never : K) : K]-?: K extends keyof R
-    ? NonNullable<R[K]>
-    : never;
+  [K in keyof Schema as K extends "__typename" ? never : K extends keyof Parent ? (Parent[K] extends Schema[K] ? never : K) : K]-?: K extends keyof R ? NonNullable<R[K]> : never;
 };
 
 /** schema.graphql, read once: it is the source of the API. */

@@ -1,7 +1,19 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions } from "graphql";
+import {
+  getOperationAST,
+  GraphQLError,
+  type DocumentNode,
+  type ExecutionArgs,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  validate,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type ParseOptions,
+} from "graphql";
 import { handleProtocols, makeServer, type Context, type SubscribePayload } from "graphql-ws";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Logger } from "../log/logger.js";

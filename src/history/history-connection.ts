@@ -50,16 +50,7 @@ function decodeCursor<K extends IdKind>(list: CursorList, idKind: K, cursor: str
   const NOT_A_CURSOR = `${argument}: not a cursor of this list`;
   const p = decodeOpaqueCursor(cursor, NOT_A_CURSOR) as { l?: unknown; a?: unknown; i?: unknown } | null;
   const id = typeof p === "object" && p !== null && typeof p.i === "string" ? ID_CODECS[idKind](p.i) : null;
-  if (
-    typeof p !== "object" ||
-    p === null ||
-    p.l !== list ||
-    typeof p.a !== "number" ||
-    !Number.isSafeInteger(p.a) ||
-    p.a < EARLIEST ||
-    p.a > LATEST ||
-    id === null
-  ) {
+  if (typeof p !== "object" || p === null || p.l !== list || typeof p.a !== "number" || !Number.isSafeInteger(p.a) || p.a < EARLIEST || p.a > LATEST || id === null) {
     throw new AppError(ErrorCode.BAD_USER_INPUT, NOT_A_CURSOR);
   }
   return { at: new Date(p.a), id: id as IdOf<K> };
@@ -213,12 +204,7 @@ export interface NodeRef {
  * One node's list through the request's DataLoader `name` (one per request and argument set),
  * so every node of a page asking with the same arguments shares one batch: one SQL statement.
  */
-export function loadForNode<V>(
-  context: RequestContext,
-  name: string,
-  node: { cluster: string; name: string },
-  batch: (refs: readonly NodeRef[]) => Promise<V[][]>,
-): Promise<V[]> {
+export function loadForNode<V>(context: RequestContext, name: string, node: { cluster: string; name: string }, batch: (refs: readonly NodeRef[]) => Promise<V[][]>): Promise<V[]> {
   const loader = loaderFor(context, name, () => new DataLoader<NodeRef, V[], string>(batch, { cacheKeyFn: (ref) => `${ref.cluster}\u0000${ref.node}` }));
   return loader.load({ cluster: node.cluster, node: node.name });
 }

@@ -81,7 +81,16 @@ export interface Observation {
 /** The fields of a node history cares about; two nodes equal here need no database work. */
 export function projection(node: CachedNode): string {
   const conditions = node.conditions.map((c) => `${c.type}=${c.status}`).join(",");
-  return [node.uid, conditions, node.unschedulable, node.nodeInfo.kubeletVersion, node.nodeInfo.containerRuntimeVersion, node.nodeInfo.bootID ?? "", JSON.stringify(node.labels), JSON.stringify(node.taints)].join("|");
+  return [
+    node.uid,
+    conditions,
+    node.unschedulable,
+    node.nodeInfo.kubeletVersion,
+    node.nodeInfo.containerRuntimeVersion,
+    node.nodeInfo.bootID ?? "",
+    JSON.stringify(node.labels),
+    JSON.stringify(node.taints),
+  ].join("|");
 }
 
 export function snapshotOf(node: CachedNode, firstSeenAt: Date): NodeSnapshot {

@@ -12,13 +12,7 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
 import { forCaller } from "../db/database-errors.js";
-import type {
-  ConditionStatus,
-  ConditionTransition,
-  MaintenanceEvent,
-  MaintenanceEventFilter,
-  TransitionFilter,
-} from "../graphql/generated/resolvers-types.js";
+import type { ConditionStatus, ConditionTransition, MaintenanceEvent, MaintenanceEventFilter, TransitionFilter } from "../graphql/generated/resolvers-types.js";
 import { globalId } from "../graphql/global-id.js";
 import { pageSize } from "../graphql/page-size.js";
 import { historyConnection } from "./history-connection.js";
@@ -168,8 +162,9 @@ export class HistoryQueries {
       // numbers every row each node ever recorded before keeping `first`, while the lateral
       // subquery walks the (cluster, node, at desc, id desc) index and stops after `first`,
       // so a node with years of flapping costs no more than a quiet one.
-      const rows = await this.read(() =>
-        this.database.prisma.$queryRaw<TransitionRow[]>`
+      const rows = await this.read(
+        () =>
+          this.database.prisma.$queryRaw<TransitionRow[]>`
           SELECT t.id, t.cluster, t.node, t.type, t."from", t."to", t.reason, t.message, t.at, t.reconciled, t.recorded_at AS "recordedAt"
           FROM unnest(${pairs.clusters}::text[], ${pairs.nodes}::text[]) AS k(cluster, node)
           CROSS JOIN LATERAL (
@@ -193,9 +188,13 @@ export class HistoryQueries {
    * @throws AppError BAD_USER_INPUT for a bad `first`; UNAVAILABLE when the database fails.
    */
   eventsForNodes(keys: readonly NodeEventsKey[]): Promise<MaintenanceEventView[][]> {
-    return batchByNode(keys, (k) => String(k.first), async ({ first }, pairs) => {
-      const rows = await this.read(() =>
-        this.database.prisma.$queryRaw<EventRow[]>`
+    return batchByNode(
+      keys,
+      (k) => String(k.first),
+      async ({ first }, pairs) => {
+        const rows = await this.read(
+          () =>
+            this.database.prisma.$queryRaw<EventRow[]>`
           SELECT e.id, e.cluster, e.node, e.kind, e.actor, e.reason, e.at,
                  e.operation_id::text AS "operationId", e.pod, e.detail
           FROM unnest(${pairs.clusters}::text[], ${pairs.nodes}::text[]) AS k(cluster, node)
@@ -207,9 +206,10 @@ export class HistoryQueries {
             LIMIT ${first}::int
           ) e
           ORDER BY e.at DESC, e.id DESC`,
-      );
-      return rows.map(eventView);
-    });
+        );
+        return rows.map(eventView);
+      },
+    );
   }
 
   /** Transitions by id, in id order: what a subscription event names. */
@@ -228,9 +228,7 @@ export class HistoryQueries {
   /** Maintenance events by id, in id order. */
   async eventsByIds(ids: readonly string[]): Promise<MaintenanceEventView[]> {
     if (ids.length === 0) return [];
-    const rows = await this.read(() =>
-      this.database.prisma.maintenanceEvent.findMany({ where: { id: { in: ids.map((id) => BigInt(id)) } }, orderBy: { id: "asc" } }),
-    );
+    const rows = await this.read(() => this.database.prisma.maintenanceEvent.findMany({ where: { id: { in: ids.map((id) => BigInt(id)) } }, orderBy: { id: "asc" } }));
     return rows.map(eventView);
   }
 

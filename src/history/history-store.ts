@@ -123,7 +123,11 @@ export class HistoryStore {
         const writtenTransitions = await inChunks("condition_transition", transitions, (part) => insertTransitions(tx, part));
         const writtenChanges = await inChunks("node_change", changes, (part) => insertChanges(tx, part));
         const writtenEvents = await inChunks("maintenance_event", maintenance, (part) => insertMaintenance(tx, part));
-        await inChunks("node_state", [...touched].map((name) => [name, state.get(name)!] as const), async (part) => (await upsertPart(tx, cluster, part), []));
+        await inChunks(
+          "node_state",
+          [...touched].map((name) => [name, state.get(name)!] as const),
+          async (part) => (await upsertPart(tx, cluster, part), []),
+        );
 
         const at = new Date().toISOString();
         const notices = new Map<string, HistoryNotice>();
@@ -212,7 +216,6 @@ function rowByRow(tx: Prisma.TransactionClient, refused: ApplyResult["refused"])
     return written;
   };
 }
-
 
 /*
  * The writes are SQL of our own: each part's rows travel as one JSON parameter that PostgreSQL

@@ -98,9 +98,13 @@ export class NodeChangeQueries {
    * @throws AppError BAD_USER_INPUT for a bad `first`; UNAVAILABLE when the database cannot be reached.
    */
   changesForNodes(keys: readonly NodeChangesKey[]): Promise<NodeChangeView[][]> {
-    return batchByNode(keys, (k) => String(k.first), async ({ first }, pairs) => {
-      const rows = await this.read(() =>
-        this.database.prisma.$queryRaw<ChangeRow[]>`
+    return batchByNode(
+      keys,
+      (k) => String(k.first),
+      async ({ first }, pairs) => {
+        const rows = await this.read(
+          () =>
+            this.database.prisma.$queryRaw<ChangeRow[]>`
           SELECT c.id, c.cluster, c.node, c.field, c.item, c.before, c.after, c.at, c.actor
           FROM unnest(${pairs.clusters}::text[], ${pairs.nodes}::text[]) AS k(cluster, node)
           CROSS JOIN LATERAL (
@@ -111,14 +115,14 @@ export class NodeChangeQueries {
             LIMIT ${first}::int
           ) c
           ORDER BY c.at DESC, c.id DESC`,
-      );
-      return rows.map(changeView);
-    });
+        );
+        return rows.map(changeView);
+      },
+    );
   }
 
   /** A connection failure becomes UNAVAILABLE; anything else reaches the formatter as INTERNAL_SERVER_ERROR (db/database-errors.ts). */
   private read<T>(run: () => Promise<T>): Promise<T> {
     return forCaller(run, "the history database cannot be reached", this.logger);
   }
-
 }

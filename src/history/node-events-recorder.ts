@@ -132,5 +132,4 @@ export class NodeEventsRecorder {
     // While writes fail the retry's backoff stands: new events must not turn it into a busy loop.
     if (this.status.databaseUp) this.writes.wake();
   }
-
 }

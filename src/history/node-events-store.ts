@@ -101,7 +101,6 @@ export class NodeEventsStore {
   });
 }
 
-
 /** A recorded event as the API serves it: the same `id` (the Event's uid) as the live one. */
 export function recordedView(row: NodeEventRow): NodeEvent {
   return {

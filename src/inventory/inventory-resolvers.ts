@@ -39,8 +39,7 @@ function memo<K extends object, V>(compute: (key: K) => V): (key: K) => V {
 }
 
 /** Node fields resolved by the history and maintenance concerns (history-resolvers.ts, maintenance-resolvers.ts). */
-type NodeFieldsOfOtherConcerns = "conditionTransitions" | "maintenanceEvents" | "activeDrain" | "changes"
-  | NodeFactsFields | NodeLifecycleFields;
+type NodeFieldsOfOtherConcerns = "conditionTransitions" | "maintenanceEvents" | "activeDrain" | "changes" | NodeFactsFields | NodeLifecycleFields;
 
 /** Query.clusters, Query.nodes, Query.node and the Node, Pod and Cluster fields. */
 export function inventoryResolvers(inventory: InventoryService): Resolvers {

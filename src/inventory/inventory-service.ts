@@ -82,9 +82,13 @@ export class InventoryService {
     let order = this.nameOrders.get(direction);
     if (!order) {
       const byCluster = new Map(caches.map((cache) => [cache.name, cache]));
-      order = sortNodes((function* () {
-        for (const cache of caches) yield* cache.allNodes();
-      })(), orderBy, metrics).map((node) => [byCluster.get(node.cluster)!, node.name]);
+      order = sortNodes(
+        (function* () {
+          for (const cache of caches) yield* cache.allNodes();
+        })(),
+        orderBy,
+        metrics,
+      ).map((node) => [byCluster.get(node.cluster)!, node.name]);
       this.nameOrders.set(direction, order);
     }
     return order;

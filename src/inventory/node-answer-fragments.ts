@@ -18,8 +18,19 @@ import type { InventoryService } from "./inventory-service.js";
  * so a field added to the schema is a decision here, not silently uncached or wrongly cached.
  */
 export const UNCACHED_NODE_FIELDS = [
-  "activeDrain", "conditionTransitions", "maintenanceEvents", "changes", "events", "heartbeatTime", "heartbeatAgeSeconds",
-  "evictionOutlook", "kubeletConfig", "kubeletConfigUnavailableReason", "logs", "debugPods", "kubeProxyMode",
+  "activeDrain",
+  "conditionTransitions",
+  "maintenanceEvents",
+  "changes",
+  "events",
+  "heartbeatTime",
+  "heartbeatAgeSeconds",
+  "evictionOutlook",
+  "kubeletConfig",
+  "kubeletConfigUnavailableReason",
+  "logs",
+  "debugPods",
+  "kubeProxyMode",
 ] as const;
 
 export function nodeAnswerFragments(inventory: InventoryService): CachedAnswerType<CachedNode> {
@@ -29,9 +40,33 @@ export function nodeAnswerFragments(inventory: InventoryService): CachedAnswerTy
       {
         // Read from the cached node alone (inventory-resolvers.ts, node-facts-resolvers.ts).
         fields: [
-          "__typename", "id", "cluster", "name", "uid", "createdAt", "labels", "label", "annotations", "taints", "roles", "zone",
-          "region", "instanceType", "unschedulable", "ready", "status", "conditions", "addresses", "nodeInfo", "capacity",
-          "allocatable", "providerID", "podCIDRs", "volumesAttached", "volumesInUse", "images",
+          "__typename",
+          "id",
+          "cluster",
+          "name",
+          "uid",
+          "createdAt",
+          "labels",
+          "label",
+          "annotations",
+          "taints",
+          "roles",
+          "zone",
+          "region",
+          "instanceType",
+          "unschedulable",
+          "ready",
+          "status",
+          "conditions",
+          "addresses",
+          "nodeInfo",
+          "capacity",
+          "allocatable",
+          "providerID",
+          "podCIDRs",
+          "volumesAttached",
+          "volumesInUse",
+          "images",
         ],
         inputOf: (node) => node,
       },

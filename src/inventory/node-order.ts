@@ -31,10 +31,7 @@ export function resolveNodeOrder(orderBy: NodeOrderBy | null | undefined): Order
  * millicores and MEMORY_USAGE bytes of the latest sample (null without one, sorting last in
  * both directions); POD_COUNT the pod count. Ties are broken by cluster, then name, ascending.
  */
-export function nodeKeyOf(
-  orderBy: NodeOrderBy | null | undefined,
-  metrics: NodeOrderMetrics,
-): (node: CachedNode) => SortKey {
+export function nodeKeyOf(orderBy: NodeOrderBy | null | undefined, metrics: NodeOrderMetrics): (node: CachedNode) => SortKey {
   const { field } = resolveNodeOrder(orderBy);
   switch (field) {
     case "NAME":
@@ -57,11 +54,7 @@ export function nodeKeyOf(
  * Returns a new array of the nodes in the requested order (see {@link nodeKeyOf}); the input is
  * not changed. Keys are computed once per node, not once per comparison.
  */
-export function sortNodes(
-  nodes: Iterable<CachedNode>,
-  orderBy: NodeOrderBy | null | undefined,
-  metrics: NodeOrderMetrics,
-): CachedNode[] {
+export function sortNodes(nodes: Iterable<CachedNode>, orderBy: NodeOrderBy | null | undefined, metrics: NodeOrderMetrics): CachedNode[] {
   const { direction } = resolveNodeOrder(orderBy);
   const keyOf = nodeKeyOf(orderBy, metrics);
   const keyed: { key: SortKey; node: CachedNode }[] = [];
@@ -75,11 +68,6 @@ export function sortNodes(
  * {@link paginate} with this ordering's key and cursor identity filled in.
  * @throws AppError BAD_USER_INPUT for a bad `first`, `last`, `after` or `before`.
  */
-export function paginateNodes(
-  sorted: readonly CachedNode[],
-  orderBy: NodeOrderBy | null | undefined,
-  metrics: NodeOrderMetrics,
-  args: ConnectionArgs,
-): Page<CachedNode> {
+export function paginateNodes(sorted: readonly CachedNode[], orderBy: NodeOrderBy | null | undefined, metrics: NodeOrderMetrics, args: ConnectionArgs): Page<CachedNode> {
   return paginate(sorted, nodeKeyOf(orderBy, metrics), args, resolveNodeOrder(orderBy));
 }

@@ -101,7 +101,11 @@ function isPrimary(v: unknown): v is string | number | null {
 class Edge<T> {
   private encoded: string | undefined;
 
-  constructor(readonly node: T, private readonly key: SortKey, private readonly order: OrderSpec) {}
+  constructor(
+    readonly node: T,
+    private readonly key: SortKey,
+    private readonly order: OrderSpec,
+  ) {}
 
   get cursor(): string {
     return (this.encoded ??= encodeCursor(this.order, this.key));

@@ -73,12 +73,7 @@ interface ValueAt {
  * labels.NewRequirement's checks for a key already validated; returns the
  * aggregated message and where to point at, or undefined when valid.
  */
-function requirementErrors(
-  key: string,
-  operator: LabelOperator,
-  values: readonly ValueAt[],
-  pathPrefix: string,
-): { message: string; position: number } | undefined {
+function requirementErrors(key: string, operator: LabelOperator, values: readonly ValueAt[], pathPrefix: string): { message: string; position: number } | undefined {
   const errs: string[] = [];
   let position = -1;
   const valuesPath = `${pathPrefix}values`;
@@ -522,10 +517,7 @@ const MATCH_EXPRESSION_OPERATORS: Record<string, LabelOperator> = {
  * nothing in Kubernetes; use {@link NOTHING_SELECTOR} for it.
  * @throws SelectorParseError (position -1) for an invalid key, value or operator.
  */
-export function labelSelectorFromMatchLabels(
-  matchLabels?: Record<string, string>,
-  matchExpressions?: { key: string; operator: string; values?: string[] }[],
-): LabelSelector {
+export function labelSelectorFromMatchLabels(matchLabels?: Record<string, string>, matchExpressions?: { key: string; operator: string; values?: string[] }[]): LabelSelector {
   const requirements: Requirement[] = [];
   const add = (key: string, operator: LabelOperator, values: string[]): void => {
     const keyProblems = labelKeyErrors(key);
@@ -534,16 +526,19 @@ export function labelSelectorFromMatchLabels(
     if ((operator === "exists" || operator === "!") && unique.length > 0) {
       errs.push(`values: Invalid value: ${JSON.stringify(values)}: values set must be empty for exists and does not exist`);
     }
-    const valueProblem = requirementErrors(key, operator, unique.map((value) => ({ value, position: -1 })), "");
+    const valueProblem = requirementErrors(
+      key,
+      operator,
+      unique.map((value) => ({ value, position: -1 })),
+      "",
+    );
     if (valueProblem !== undefined) errs.push(valueProblem.message);
     if (errs.length > 0) throw new SelectorParseError(aggregate(errs), -1);
     requirements.push({ key, operator, values: unique });
   };
   for (const [key, value] of Object.entries(matchLabels ?? {})) add(key, "=", [value]);
   for (const expr of matchExpressions ?? []) {
-    const operator = Object.hasOwn(MATCH_EXPRESSION_OPERATORS, expr.operator)
-      ? MATCH_EXPRESSION_OPERATORS[expr.operator]
-      : undefined;
+    const operator = Object.hasOwn(MATCH_EXPRESSION_OPERATORS, expr.operator) ? MATCH_EXPRESSION_OPERATORS[expr.operator] : undefined;
     if (operator === undefined) {
       throw new SelectorParseError(`${JSON.stringify(expr.operator)} is not a valid label selector operator`, -1);
     }

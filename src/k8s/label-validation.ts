@@ -38,9 +38,7 @@ export function labelKeyErrors(key: string): string[] {
       if (!DNS1123_SUBDOMAIN_RE.test(prefix)) errs.push(`prefix part ${DNS1123_SUBDOMAIN_MSG}`);
     }
   } else {
-    return [
-      `a qualified name ${QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
+    return [`a qualified name ${QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   }
   if (name.length === 0) errs.push("name part must be non-empty");
   else if (name.length > 63) errs.push("name part must be no more than 63 characters");
@@ -55,4 +53,3 @@ export function labelValueErrors(value: string): string[] {
   if (!LABEL_VALUE_RE.test(value)) errs.push(LABEL_VALUE_MSG);
   return errs;
 }
-

@@ -14,10 +14,24 @@
  */
 
 const DECIMAL_SUFFIXES: ReadonlyMap<string, number> = new Map([
-  ["n", -9], ["u", -6], ["m", -3], ["", 0], ["k", 3], ["M", 6], ["G", 9], ["T", 12], ["P", 15], ["E", 18],
+  ["n", -9],
+  ["u", -6],
+  ["m", -3],
+  ["", 0],
+  ["k", 3],
+  ["M", 6],
+  ["G", 9],
+  ["T", 12],
+  ["P", 15],
+  ["E", 18],
 ]);
 const BINARY_SUFFIXES: ReadonlyMap<string, number> = new Map([
-  ["Ki", 10], ["Mi", 20], ["Gi", 30], ["Ti", 40], ["Pi", 50], ["Ei", 60],
+  ["Ki", 10],
+  ["Mi", 20],
+  ["Gi", 30],
+  ["Ti", 40],
+  ["Pi", 50],
+  ["Ei", 60],
 ]);
 const SUFFIX_LIST = "n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei, or an exponent such as e3";
 
@@ -53,7 +67,10 @@ export interface Quantity {
 }
 
 class ExactQuantity implements Quantity {
-  constructor(readonly text: string, readonly nanos: bigint) {}
+  constructor(
+    readonly text: string,
+    readonly nanos: bigint,
+  ) {}
   milliValue(): number {
     return Number(divideAwayFromZero(this.nanos, NANOS_PER_MILLI));
   }
@@ -155,7 +172,7 @@ export function parseQuantity(text: string): Quantity {
   let fastPath: boolean;
   if (format === "BinarySI") {
     const precision = 15 - numDigits.length - Math.trunc((exp2 * 3) / 10) - 1;
-    fastPath = fracPart.length === 0 && precision >= 0 && (digits << BigInt(exp2)) <= INT64_MAX;
+    fastPath = fracPart.length === 0 && precision >= 0 && digits << BigInt(exp2) <= INT64_MAX;
   } else {
     const precision = 18 - (numDigits.length + fracPart.length);
     fastPath = precision >= 0 && exp10 - fracPart.length >= -9;

@@ -30,7 +30,10 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
     // never shows a password or a credential-bearing query parameter.
     hooks: {
       logMethod(this: Logger, args: Parameters<Logger["info"]>, method: (...args: unknown[]) => void) {
-        method.apply(this, args.map((arg) => (typeof arg === "string" ? redactUrlsIn(arg) : arg)));
+        method.apply(
+          this,
+          args.map((arg) => (typeof arg === "string" ? redactUrlsIn(arg) : arg)),
+        );
       },
     },
     serializers: {

@@ -65,11 +65,7 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
     const node = await run.writer.node(operation.node);
     if (!node) return finish("FAILED", `node "${operation.node}" not found`);
     if (!node.unschedulable) {
-      const cordoned = await run.writer.setUnschedulable(
-        operation.node,
-        true,
-        maintenanceAnnotations({ actor: operation.requestedBy, reason: operation.reason, operationId: operation.id }, true),
-      );
+      const cordoned = await run.writer.setUnschedulable(operation.node, true, maintenanceAnnotations({ actor: operation.requestedBy, reason: operation.reason, operationId: operation.id }, true));
       if (!cordoned) return finish("FAILED", `node "${operation.node}" not found`);
     }
 
@@ -92,14 +88,22 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
     };
     const todo = operation.pods.map((pod, index) => ({ pod, index })).filter(({ pod }) => !isSettled(pod));
     await inParallel(todo, run.timing.parallelism, ({ index }) =>
-      removePod(() => operation.pods[index]!, (patch) => podUpdate(index, patch), deadline, run),
+      removePod(
+        () => operation.pods[index]!,
+        (patch) => podUpdate(index, patch),
+        deadline,
+        run,
+      ),
     );
     if (run.signal.aborted) return operation;
 
     const failed = operation.pods.filter((pod) => pod.status === "FAILED");
     if (failed.length) {
       const timedOut = Date.now() >= deadline;
-      const first = failed.slice(0, 5).map((pod) => `${pod.namespace}/${pod.name} (${pod.reason})`).join(", ");
+      const first = failed
+        .slice(0, 5)
+        .map((pod) => `${pod.namespace}/${pod.name} (${pod.reason})`)
+        .join(", ");
       return finish(
         "FAILED",
         `${timedOut ? `global timeout reached: ${operation.options.timeoutSeconds}s; ` : ""}${failed.length} pod(s) not removed: ${first}${failed.length > 5 ? ", …" : ""}; the node stays cordoned`,
@@ -141,12 +145,7 @@ export async function readPlan(writer: ClusterWriter, node: string, options: Dra
 }
 
 /** One pod: evict (or delete) until accepted or the deadline, then wait until it is gone. */
-async function removePod(
-  current: () => DrainPodState,
-  set: (patch: Partial<DrainPodState>) => void,
-  deadline: number,
-  run: DrainRun,
-): Promise<void> {
+async function removePod(current: () => DrainPodState, set: (patch: Partial<DrainPodState>) => void, deadline: number, run: DrainRun): Promise<void> {
   const { options } = run.operation;
   const ref = () => `${current().namespace}/${current().name}`;
   const timedOut = (what: string) => set({ status: "FAILED", reason: `global timeout reached: ${options.timeoutSeconds}s ${what}` });

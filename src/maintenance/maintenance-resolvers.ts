@@ -28,8 +28,7 @@ export function maintenanceResolvers(service: MaintenanceService, hub: Subscript
     Mutation: {
       cordonNode: (_root, args, context) => service.cordon(requireRole(context.principal, "operator"), args.cluster, args.name, args.reason),
       uncordonNode: (_root, args, context) => service.uncordon(requireRole(context.principal, "operator"), args.cluster, args.name, args.reason),
-      drainNode: (_root, args, context) =>
-        service.drain(requireRole(context.principal, "operator"), args.cluster, args.name, args.options, args.reason),
+      drainNode: (_root, args, context) => service.drain(requireRole(context.principal, "operator"), args.cluster, args.name, args.options, args.reason),
       cancelDrain: (_root, args, context) => service.cancel(requireRole(context.principal, "operator"), args.id),
     },
     Query: {

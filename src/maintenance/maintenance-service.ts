@@ -113,9 +113,14 @@ export class MaintenanceService {
     const runners = [...this.runners.values()];
     for (const runner of runners) runner.abort.abort();
     await Promise.all(runners.map((runner) => runner.done));
-    await this.options.store.release(runners.map((runner) => runner.operation.id), this.identity).catch((error) => {
-      this.options.logger.warn({ err: error }, "could not release running drains; another replica takes them over once they look stale");
-    });
+    await this.options.store
+      .release(
+        runners.map((runner) => runner.operation.id),
+        this.identity,
+      )
+      .catch((error) => {
+        this.options.logger.warn({ err: error }, "could not release running drains; another replica takes them over once they look stale");
+      });
   }
 
   cordon(principal: Principal, cluster: string | null | undefined, name: string, reason: string | null | undefined): Promise<CachedNode> {
@@ -127,13 +132,7 @@ export class MaintenanceService {
   }
 
   /** Starts a drain (or, with dryRun, returns its plan); answers once the plan is known. */
-  async drain(
-    principal: Principal,
-    clusterName: string | null | undefined,
-    name: string,
-    input: DrainOptionsInput | null | undefined,
-    reason: string | null | undefined,
-  ): Promise<DrainOperation> {
+  async drain(principal: Principal, clusterName: string | null | undefined, name: string, input: DrainOptionsInput | null | undefined, reason: string | null | undefined): Promise<DrainOperation> {
     const options = drainOptions(input, this.options.defaultTimeoutSeconds);
     const node = this.options.inventory.node(clusterName, name);
     const writer = this.writer(node.cluster, principal);
@@ -224,13 +223,7 @@ export class MaintenanceService {
     return active;
   }
 
-  private async setUnschedulable(
-    principal: Principal,
-    clusterName: string | null | undefined,
-    name: string,
-    reason: string | null | undefined,
-    unschedulable: boolean,
-  ): Promise<CachedNode> {
+  private async setUnschedulable(principal: Principal, clusterName: string | null | undefined, name: string, reason: string | null | undefined, unschedulable: boolean): Promise<CachedNode> {
     const note = checkReason(reason);
     const cached = this.options.inventory.node(clusterName, name);
     const writer = this.writer(cached.cluster, principal);
@@ -420,4 +413,3 @@ export function checkReason(reason: string | null | undefined): string | null {
   if (text && text.length > MAX_REASON_LENGTH) throw new AppError(ErrorCode.BAD_USER_INPUT, `reason is longer than ${MAX_REASON_LENGTH} characters`);
   return text;
 }
-

@@ -142,9 +142,11 @@ export class DebugPods {
   async create(principal: Principal, clusterName: string | null | undefined, name: string, image: string, reason: string, ttlSeconds: number | null | undefined): Promise<DebugPodView> {
     const why = checkReason(reason);
     if (!why) throw new AppError(ErrorCode.BAD_USER_INPUT, "reason: say why the node is debugged");
-    if (!image.trim() || image.length > MAX_IMAGE_LENGTH || /\s/.test(image)) throw new AppError(ErrorCode.BAD_USER_INPUT, `image: an image reference without spaces, at most ${MAX_IMAGE_LENGTH} characters`);
+    if (!image.trim() || image.length > MAX_IMAGE_LENGTH || /\s/.test(image))
+      throw new AppError(ErrorCode.BAD_USER_INPUT, `image: an image reference without spaces, at most ${MAX_IMAGE_LENGTH} characters`);
     const ttl = ttlSeconds ?? DEBUG_TTL.defaultSeconds;
-    if (!Number.isInteger(ttl) || ttl < DEBUG_TTL.minSeconds || ttl > DEBUG_TTL.maxSeconds) throw new AppError(ErrorCode.BAD_USER_INPUT, `ttlSeconds: between ${DEBUG_TTL.minSeconds} and ${DEBUG_TTL.maxSeconds}, got ${ttl}`);
+    if (!Number.isInteger(ttl) || ttl < DEBUG_TTL.minSeconds || ttl > DEBUG_TTL.maxSeconds)
+      throw new AppError(ErrorCode.BAD_USER_INPUT, `ttlSeconds: between ${DEBUG_TTL.minSeconds} and ${DEBUG_TTL.maxSeconds}, got ${ttl}`);
     const node = this.options.inventory.node(clusterName, name);
     const client = this.options.clusters.get(node.cluster)!.client;
     const expiresAt = new Date(Date.now() + ttl * 1000);

@@ -26,9 +26,7 @@ export interface EvictionOutlookView {
 
 /** The NoExecute taints that start a countdown, earliest first. */
 function countdownTaints(node: CachedNode): Taint[] {
-  return node.taints
-    .filter((t) => t.effect === "NoExecute" && (EVICTION_TAINT_KEYS as readonly string[]).includes(t.key))
-    .sort((a, b) => timeOf(a, node) - timeOf(b, node));
+  return node.taints.filter((t) => t.effect === "NoExecute" && (EVICTION_TAINT_KEYS as readonly string[]).includes(t.key)).sort((a, b) => timeOf(a, node) - timeOf(b, node));
 }
 
 /**

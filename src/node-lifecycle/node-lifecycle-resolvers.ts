@@ -50,7 +50,9 @@ export function nodeLifecycleResolvers(inventory: InventoryService, clusters: Cl
         cgroupDriver: config.cgroupDriver,
         kubeReserved: resourcesView(config.kubeReserved),
         systemReserved: resourcesView(config.systemReserved),
-        evictionHard: Object.keys(config.evictionHard).sort().map((key) => ({ key, value: config.evictionHard[key]! })),
+        evictionHard: Object.keys(config.evictionHard)
+          .sort()
+          .map((key) => ({ key, value: config.evictionHard[key]! })),
         expectedAllocatable: resourcesView(arithmetic.expected),
         allocatableMismatch: arithmetic.mismatched,
       };

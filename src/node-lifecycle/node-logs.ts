@@ -31,7 +31,11 @@ export interface NodeLogView {
 }
 
 /** What a call asks, checked. @throws AppError BAD_USER_INPUT */
-export function checkLogQuery(query: string | null | undefined, tailLines: number | null | undefined, pattern: string | null | undefined): { query: string; tailLines: number; pattern: string | undefined } {
+export function checkLogQuery(
+  query: string | null | undefined,
+  tailLines: number | null | undefined,
+  pattern: string | null | undefined,
+): { query: string; tailLines: number; pattern: string | undefined } {
   const service = query ?? "kubelet";
   if (!SERVICE.test(service)) throw new AppError(ErrorCode.BAD_USER_INPUT, `query: a service name of letters, digits, '@', '.', '_' and '-' (at most 64), got ${JSON.stringify(service.slice(0, 80))}`);
   const lines = tailLines ?? NODE_LOG_LIMITS.defaultLines;
@@ -44,7 +48,11 @@ export function checkLogQuery(query: string | null | undefined, tailLines: numbe
  * The node's last lines of `query`'s journal. Null when the kubelet has no node log query
  * (404: the feature is off or the kubelet older); a refusal or failure is the caller's error.
  */
-export async function readNodeLog(clusters: ClusterRegistry, node: Pick<CachedNode, "cluster" | "name">, asked: { query: string; tailLines: number; pattern: string | undefined }): Promise<NodeLogView | null> {
+export async function readNodeLog(
+  clusters: ClusterRegistry,
+  node: Pick<CachedNode, "cluster" | "name">,
+  asked: { query: string; tailLines: number; pattern: string | undefined },
+): Promise<NodeLogView | null> {
   const cache = clusters.get(node.cluster);
   if (!cache) throw new AppError(ErrorCode.NOT_FOUND, `cluster "${node.cluster}" is not configured`);
   // One line more than asked tells whether more matched.

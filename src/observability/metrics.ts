@@ -64,11 +64,36 @@ export class ServiceMetrics {
         }
       }
     };
-    gauge("node_inventory_watch_connected", "1 while the cluster's node watch is open, else 0", ["cluster"], perCluster((c) => Number(c.status().connected)));
-    gauge("node_inventory_watch_synced", "1 once the cluster's nodes and pods have been fully listed, else 0", ["cluster"], perCluster((c) => Number(c.status().synced)));
-    gauge("node_inventory_metrics_api_available", "1 while metrics.k8s.io answered the cluster's last poll, else 0", ["cluster"], perCluster((c) => Number(c.status().metricsAvailable)));
-    gauge("node_inventory_cached_objects", "objects in the watch cache", ["cluster", "resource"], perWatch((s) => s.cached));
-    gauge("node_inventory_watch_last_event_age_seconds", "seconds since the watch last delivered anything (an event, a bookmark or a list)", ["cluster", "resource"], perWatch((s) => (s.lastEventAt === undefined ? undefined : (Date.now() - s.lastEventAt) / 1000)));
+    gauge(
+      "node_inventory_watch_connected",
+      "1 while the cluster's node watch is open, else 0",
+      ["cluster"],
+      perCluster((c) => Number(c.status().connected)),
+    );
+    gauge(
+      "node_inventory_watch_synced",
+      "1 once the cluster's nodes and pods have been fully listed, else 0",
+      ["cluster"],
+      perCluster((c) => Number(c.status().synced)),
+    );
+    gauge(
+      "node_inventory_metrics_api_available",
+      "1 while metrics.k8s.io answered the cluster's last poll, else 0",
+      ["cluster"],
+      perCluster((c) => Number(c.status().metricsAvailable)),
+    );
+    gauge(
+      "node_inventory_cached_objects",
+      "objects in the watch cache",
+      ["cluster", "resource"],
+      perWatch((s) => s.cached),
+    );
+    gauge(
+      "node_inventory_watch_last_event_age_seconds",
+      "seconds since the watch last delivered anything (an event, a bookmark or a list)",
+      ["cluster", "resource"],
+      perWatch((s) => (s.lastEventAt === undefined ? undefined : (Date.now() - s.lastEventAt) / 1000)),
+    );
     cumulative("node_inventory_watch_relists_total", "full lists of the resource (the first, and each after a 410 or a restart)", ["cluster", "resource"], () =>
       (metrics.sources?.clusters.all() ?? []).flatMap((c) => Object.entries(c.watchStates()).map(([resource, s]) => [{ cluster: c.name, resource }, s.relists] as const)),
     );
@@ -79,21 +104,41 @@ export class ServiceMetrics {
       (metrics.sources?.clusters.all() ?? []).flatMap((c) => Object.entries(c.watchStates()).map(([resource, s]) => [{ cluster: c.name, resource }, s.restarts] as const)),
     );
 
-    gauge("node_inventory_history_leader", "1 while this replica holds the cluster's history Lease (records its history), else 0", ["cluster"], perCluster((c) => Number(metrics.sources?.recorder.leads(c.name) ?? false)));
+    gauge(
+      "node_inventory_history_leader",
+      "1 while this replica holds the cluster's history Lease (records its history), else 0",
+      ["cluster"],
+      perCluster((c) => Number(metrics.sources?.recorder.leads(c.name) ?? false)),
+    );
     cumulative("node_inventory_history_rows_written_total", "history rows written, by kind", ["kind"], () => {
       const recorded = metrics.sources?.recorder.status.recorded;
-      return recorded ? [[{ kind: "transition" }, recorded.transitions], [{ kind: "node_change" }, recorded.changes], [{ kind: "maintenance" }, recorded.maintenance]] : [];
+      return recorded
+        ? [
+            [{ kind: "transition" }, recorded.transitions],
+            [{ kind: "node_change" }, recorded.changes],
+            [{ kind: "maintenance" }, recorded.maintenance],
+          ]
+        : [];
     });
     gauge("node_inventory_history_observations_buffered", "observations waiting to be written", [], (g) => g.set(metrics.sources?.recorder.status.pending ?? 0));
-    cumulative("node_inventory_history_observations_dropped_total", "observations dropped because the buffer was full (a reconcile fills the gap)", [], () => [[{}, metrics.sources?.recorder.status.dropped ?? 0]]);
-    cumulative("node_inventory_history_rows_refused_total", "history rows the database refused (bad data), set aside so history goes on", [], () => [[{}, (metrics.sources?.recorder.status as { refused?: number } | undefined)?.refused ?? 0]]);
+    cumulative("node_inventory_history_observations_dropped_total", "observations dropped because the buffer was full (a reconcile fills the gap)", [], () => [
+      [{}, metrics.sources?.recorder.status.dropped ?? 0],
+    ]);
+    cumulative("node_inventory_history_rows_refused_total", "history rows the database refused (bad data), set aside so history goes on", [], () => [
+      [{}, (metrics.sources?.recorder.status as { refused?: number } | undefined)?.refused ?? 0],
+    ]);
     gauge("node_inventory_history_lag_seconds", "age of the oldest observation not yet written (0 when none waits)", [], (g) => {
       const oldest = metrics.sources?.recorder.oldestPendingAt();
       g.set(oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1000) : 0);
     });
     gauge("node_inventory_history_database_writable", "1 while the last history write succeeded, else 0", [], (g) => g.set(Number(metrics.sources?.recorder.status.databaseUp ?? true)));
 
-    this.operations = new Counter({ name: "node_inventory_graphql_operations_total", help: "GraphQL operations by name, type and outcome (OK or the error code)", labelNames: ["operation", "type", "code"], registers });
+    this.operations = new Counter({
+      name: "node_inventory_graphql_operations_total",
+      help: "GraphQL operations by name, type and outcome (OK or the error code)",
+      labelNames: ["operation", "type", "code"],
+      registers,
+    });
     this.operationSeconds = new Histogram({
       name: "node_inventory_graphql_operation_duration_seconds",
       help: "time to answer a query or mutation, over HTTP or WebSocket",
@@ -115,7 +160,15 @@ export class ServiceMetrics {
     this.databaseErrors.inc(0);
 
     function gauge<L extends string>(name: string, help: string, labelNames: L[], collect: (g: Gauge<L>) => void): void {
-      new Gauge<L>({ name, help, labelNames, registers, collect() { collect(this); } });
+      new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          collect(this);
+        },
+      });
     }
     /** A counter over a running total kept elsewhere: each scrape adds what the total grew by. */
     function cumulative<L extends string>(name: string, help: string, labelNames: L[], totals: () => readonly (readonly [Partial<Record<L, string>>, number])[]): void {

@@ -100,7 +100,10 @@ export class AnswerFragments {
   private readonly stores = new Map<string, FragmentStore>();
   private readonly maxStores: number;
 
-  constructor(schema: GraphQLSchema, private readonly options: AnswerFragmentsOptions) {
+  constructor(
+    schema: GraphQLSchema,
+    private readonly options: AnswerFragmentsOptions,
+  ) {
     this.types = new Map(options.types.map((t) => [t.typeName, t]));
     this.maxStores = options.maxStores ?? 8;
     const names = [...this.types.keys()];
@@ -251,7 +254,10 @@ export class AnswerFragments {
             operation: operation.operation,
             variableDefinitions: operation.variableDefinitions ?? [],
             directives: [],
-            selectionSet: { kind: Kind.SELECTION_SET, selections: [{ kind: Kind.FIELD, name: { kind: Kind.NAME, value: RENDER_FIELD(type.name) }, selectionSet: { kind: Kind.SELECTION_SET, selections } }] },
+            selectionSet: {
+              kind: Kind.SELECTION_SET,
+              selections: [{ kind: Kind.FIELD, name: { kind: Kind.NAME, value: RENDER_FIELD(type.name) }, selectionSet: { kind: Kind.SELECTION_SET, selections } }],
+            },
           },
           ...fragments,
         ],

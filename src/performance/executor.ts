@@ -1,14 +1,5 @@
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from "@apollo/server-gateway-interface";
-import {
-  execute,
-  getVariableValues,
-  Kind,
-  type DocumentNode,
-  type ExecutionResult,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-} from "graphql";
+import { execute, getVariableValues, Kind, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { AnswerFragments, type AnswerFragmentsOptions, type FragmentPlan } from "./answer-fragments.js";
 import { markLargeAnswer, markPrerendered } from "./prerendered-json.js";

@@ -27,7 +27,11 @@ export function formatCheck(report: CheckReport, maxProblems = 20): string {
 export async function runCheckCommand(argv: string[], out = (s: string) => process.stdout.write(s)): Promise<number> {
   let values: Record<string, string | undefined>;
   try {
-    ({ values } = parseArgs({ args: argv, options: { "ground-truth": { type: "string" }, database: { type: "string" }, "tolerance-ms": { type: "string" }, json: { type: "string" }, "soak-report": { type: "string" } }, strict: true }) as { values: Record<string, string | undefined> });
+    ({ values } = parseArgs({
+      args: argv,
+      options: { "ground-truth": { type: "string" }, database: { type: "string" }, "tolerance-ms": { type: "string" }, json: { type: "string" }, "soak-report": { type: "string" } },
+      strict: true,
+    }) as { values: Record<string, string | undefined> });
   } catch (e) {
     out(`error: ${(e as Error).message}\n`);
     return 2;

@@ -180,7 +180,15 @@ interface Found {
  * takes the first row of its value recorded within the window; rows left over are duplicates
  * when a fact of their value happened before them, phantoms when none did.
  */
-function matchStream(expected: Expected[], found: Found[], toleranceMs: number, exact: boolean, t: Tally, problem: (kind: ProblemKind, detail: string) => void, gaps: readonly (readonly [number, number])[] = []): void {
+function matchStream(
+  expected: Expected[],
+  found: Found[],
+  toleranceMs: number,
+  exact: boolean,
+  t: Tally,
+  problem: (kind: ProblemKind, detail: string) => void,
+  gaps: readonly (readonly [number, number])[] = [],
+): void {
   t.checked += expected.length;
   const matches: (Found | undefined)[] = [];
   const used = new Set<number>();
@@ -326,8 +334,20 @@ export function checkHistory(allFacts: readonly GroundTruthFact[], allRecorded: 
     const [cluster, node, field, item] = split(key);
     const label = `${field}${item ? ` ${item}` : ""}`;
     matchStream(
-      (truthChanges.get(key) ?? []).map((f) => ({ from: canonical(f.before), to: canonical(f.after), value: changeValue(f.field, f.before, f.after), at: f.at, detail: `${label} -> ${changeValue(f.field, f.before, f.after)}` })),
-      (rowChanges.get(key) ?? []).map((r) => ({ id: r.id, value: changeValue(r.field, r.before, r.after), at: r.at, reconciled: r.reconciled, detail: `${label} -> ${changeValue(r.field, r.before, r.after)}` })),
+      (truthChanges.get(key) ?? []).map((f) => ({
+        from: canonical(f.before),
+        to: canonical(f.after),
+        value: changeValue(f.field, f.before, f.after),
+        at: f.at,
+        detail: `${label} -> ${changeValue(f.field, f.before, f.after)}`,
+      })),
+      (rowChanges.get(key) ?? []).map((r) => ({
+        id: r.id,
+        value: changeValue(r.field, r.before, r.after),
+        at: r.at,
+        reconciled: r.reconciled,
+        detail: `${label} -> ${changeValue(r.field, r.before, r.after)}`,
+      })),
       options.toleranceMs,
       false,
       report.changes,
@@ -368,7 +388,14 @@ export function checkHistory(allFacts: readonly GroundTruthFact[], allRecorded: 
     const repeats = same.length - effective.length;
     report.drains.evictions += effective.length;
     report.drains.repeatedOfTerminating += repeats;
-    if (repeats > 0) add({ kind: "evictionRepeated", stream: "drain", cluster: same[0]!.cluster, node: same[0]!.node, detail: `pod ${same[0]!.pod} asked to leave ${repeats} more time(s) while already terminating` });
+    if (repeats > 0)
+      add({
+        kind: "evictionRepeated",
+        stream: "drain",
+        cluster: same[0]!.cluster,
+        node: same[0]!.node,
+        detail: `pod ${same[0]!.pod} asked to leave ${repeats} more time(s) while already terminating`,
+      });
     if (effective.length < 2) continue;
     report.drains.evictedTwice += effective.length - 1;
     add({ kind: "evictedTwice", stream: "drain", cluster: same[0]!.cluster, node: same[0]!.node, detail: `pod ${same[0]!.pod} evicted ${effective.length} times` });
@@ -381,7 +408,13 @@ export function checkHistory(allFacts: readonly GroundTruthFact[], allRecorded: 
     if (!final) continue;
     if (!final.unschedulable || final.evictablePods.length > 0) {
       report.drains.unfinished++;
-      add({ kind: "drainUnfinished", stream: "drain", cluster: drain.cluster, node: drain.node, detail: `drain ${drain.id} SUCCEEDED but the node is ${final.unschedulable ? "cordoned" : "schedulable"} with ${final.evictablePods.length} pods to evict (${final.evictablePods.slice(0, 5).join(", ")})` });
+      add({
+        kind: "drainUnfinished",
+        stream: "drain",
+        cluster: drain.cluster,
+        node: drain.node,
+        detail: `drain ${drain.id} SUCCEEDED but the node is ${final.unschedulable ? "cordoned" : "schedulable"} with ${final.evictablePods.length} pods to evict (${final.evictablePods.slice(0, 5).join(", ")})`,
+      });
     }
   }
 

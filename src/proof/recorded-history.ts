@@ -37,7 +37,17 @@ async function read(query: Query): Promise<RecordedHistory> {
   const drains = await query(`SELECT id, cluster, node, status, dry_run, pods FROM drain_operation`);
   return {
     transitions: transitions.map((r) => ({ id: Number(r.id), cluster: r.cluster, node: r.node, type: r.type, from: r.from ?? null, to: r.to, at: ms(r.at), reconciled: Boolean(r.reconciled) })),
-    changes: changes.map((r) => ({ id: Number(r.id), cluster: r.cluster, node: r.node, field: r.field, item: r.item, before: r.before, after: r.after, at: ms(r.at), reconciled: Boolean(r.reconciled) })),
+    changes: changes.map((r) => ({
+      id: Number(r.id),
+      cluster: r.cluster,
+      node: r.node,
+      field: r.field,
+      item: r.item,
+      before: r.before,
+      after: r.after,
+      at: ms(r.at),
+      reconciled: Boolean(r.reconciled),
+    })),
     maintenance: maintenance.map((r) => ({ id: Number(r.id), cluster: r.cluster, node: r.node, kind: r.kind, at: ms(r.at) })),
     drains: drains.map((r) => ({ id: r.id, cluster: r.cluster, node: r.node, status: r.status, dryRun: Boolean(r.dry_run), pods: r.pods ?? [] })),
   };

@@ -50,7 +50,23 @@ export class Replica {
     const flags = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)\n/.exec(readFileSync(bin, "utf8"))?.[1]?.split(" ").filter(Boolean) ?? [];
     const preload = skewMs ? ["--import", pathToFileURL(join(import.meta.dirname, "skewed-clock.js")).href] : [];
     const database = /^postgres(ql)?:\/\//.test(this.options.database) ? { DATABASE_URL: this.options.database } : { DATA_DIR: this.options.database };
-    const args = ["serve", "--port", "0", "--kubeconfig", this.options.kubeconfig, "--lease-duration", String(this.options.leaseDurationSeconds), "--log-format", "json", "--trends-interval", "0", "--mutation-rate-limit", "0", "--history-retention-days", "36500"];
+    const args = [
+      "serve",
+      "--port",
+      "0",
+      "--kubeconfig",
+      this.options.kubeconfig,
+      "--lease-duration",
+      String(this.options.leaseDurationSeconds),
+      "--log-format",
+      "json",
+      "--trends-interval",
+      "0",
+      "--mutation-rate-limit",
+      "0",
+      "--history-retention-days",
+      "36500",
+    ];
     const child = spawn(process.execPath, [...flags, ...preload, bin, ...args], {
       cwd: this.options.programRoot,
       env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", ...database, PROOF_CLOCK_SKEW_MS: String(skewMs) },

@@ -253,12 +253,20 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         const evictable = sim.cluster
           .podsOnNode(node)
           // What kubectl drain leaves: DaemonSet pods, mirror pods (static, owned by the Node), pods going or done.
-          .filter((p) => !(p.metadata.ownerReferences ?? []).some((ref) => ref.kind === "DaemonSet" || ref.kind === "Node") && !(p.metadata as any).annotations?.["kubernetes.io/config.mirror"] && !p.metadata.deletionTimestamp && !["Succeeded", "Failed"].includes((p.status as any)?.phase))
+          .filter(
+            (p) =>
+              !(p.metadata.ownerReferences ?? []).some((ref) => ref.kind === "DaemonSet" || ref.kind === "Node") &&
+              !(p.metadata as any).annotations?.["kubernetes.io/config.mirror"] &&
+              !p.metadata.deletionTimestamp &&
+              !["Succeeded", "Failed"].includes((p.status as any)?.phase),
+          )
           .map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
         drainEnds.set(id, { unschedulable: Boolean((obj?.spec as any)?.unschedulable), evictablePods: evictable });
         const op = answer.body.data.drainOperation;
         const unfinished = (op.pods as { namespace: string; name: string; status: string; reason: string | null }[]).filter((p) => !["EVICTED", "DELETED", "SKIPPED"].includes(p.status));
-        log(`drain ${id} on ${node}: ${status}${op.message ? ` (${op.message})` : ""}, ${evictable.length} pods left${unfinished.length ? `; ${unfinished.map((p) => `${p.namespace}/${p.name} ${p.status}${p.reason ? ` ${p.reason}` : ""}`).join(", ")}` : ""}`);
+        log(
+          `drain ${id} on ${node}: ${status}${op.message ? ` (${op.message})` : ""}, ${evictable.length} pods left${unfinished.length ? `; ${unfinished.map((p) => `${p.namespace}/${p.name} ${p.status}${p.reason ? ` ${p.reason}` : ""}`).join(", ")}` : ""}`,
+        );
         sim.cluster.update(R.nodes, node, (n) => void ((n.spec as any).unschedulable = false));
         break;
       }
@@ -411,7 +419,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const minutes = (settled.at(-1)![0] - settled[0]![0]) / 60_000;
     if (rssSeries && minutes <= rssSeries.minutes) continue;
     slope = linearSlope(settled.map(([t, mib]) => [t / 3_600_000, mib]));
-    rssSeries = { replica: s.replica, pid, minutes: Math.round(minutes * 10) / 10, firstMiB: Math.round(settled[0]![1]), lastMiB: Math.round(settled.at(-1)![1]), peakMiB: Math.round(Math.max(...settled.map(([, m]) => m))) };
+    rssSeries = {
+      replica: s.replica,
+      pid,
+      minutes: Math.round(minutes * 10) / 10,
+      firstMiB: Math.round(settled[0]![1]),
+      lastMiB: Math.round(settled.at(-1)![1]),
+      peakMiB: Math.round(Math.max(...settled.map(([, m]) => m))),
+    };
   }
   const during = probes.filter((p) => p.duringFault);
   const round = (n: number | null) => (n === null ? null : Math.round(n * 10) / 10);
@@ -436,8 +451,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     rssSlopeMiBPerHour: round(slope),
     rssSeries,
     rssPeakMiB: Math.round(peak),
-    p99DuringFaultsMs: round(percentile(during.filter((p) => p.ok).map((p) => p.ms), 0.99)),
-    p99Ms: round(percentile(probes.filter((p) => p.ok).map((p) => p.ms), 0.99)),
+    p99DuringFaultsMs: round(
+      percentile(
+        during.filter((p) => p.ok).map((p) => p.ms),
+        0.99,
+      ),
+    ),
+    p99Ms: round(
+      percentile(
+        probes.filter((p) => p.ok).map((p) => p.ms),
+        0.99,
+      ),
+    ),
     queries: { total: probes.length, duringFaults: during.length, failed: probes.filter((p) => !p.ok).length, failedDuringFaults: during.filter((p) => !p.ok).length },
     failed: check.failed,
     drainEnds: Object.fromEntries(drainEnds),
@@ -456,7 +481,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 export function formatSoak(r: SoakReport): string {
   return [
     `soak: ${r.minutes} min, seed ${r.seed}, ${r.replicas} replica(s) on ${r.database}`,
-    `faults: ${Object.entries(r.faults).map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`,
+    `faults: ${
+      Object.entries(r.faults)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(", ") || "none"
+    }`,
     `checked: ${r.transitionsChecked} transitions, ${r.changesChecked} node changes, ${r.maintenanceChecked} cordons, ${r.drains.checked} drains (${r.drains.evictions} evictions)`,
     `lost ${r.lost} (and ${r.unobservable} unobservable), duplicated ${r.duplicated}, phantom ${r.phantom}, chain breaks ${r.chainBreaks}, out of order ${r.outOfOrder}, time off ${r.timeOff}, evicted twice ${r.drains.evictedTwice} (asked again while terminating ${r.drains.repeatedOfTerminating}), drains unfinished ${r.drains.unfinished}`,
     `RSS: slope ${r.rssSlopeMiBPerHour ?? "not known (no process lived long enough)"} MiB/h${r.rssSeries ? ` (replica ${r.rssSeries.replica}, ${r.rssSeries.minutes} min, ${r.rssSeries.firstMiB} -> ${r.rssSeries.lastMiB} MiB)` : ""}, peak ${r.rssPeakMiB} MiB`,

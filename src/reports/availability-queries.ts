@@ -16,13 +16,7 @@ import { Prisma } from "../db/generated/client.js";
 import type { QueryAvailabilityReportArgs } from "../graphql/generated/resolvers-types.js";
 import { callerDatabaseError } from "../db/database-errors.js";
 import type { Logger } from "../log/logger.js";
-import {
-  availabilityRequest,
-  buildAvailabilityReport,
-  type AvailabilityReport,
-  type AvailabilityRequest,
-  type NodeHistory,
-} from "./availability-report.js";
+import { availabilityRequest, buildAvailabilityReport, type AvailabilityReport, type AvailabilityRequest, type NodeHistory } from "./availability-report.js";
 import { mergedSpans, type RecordedNode, type Spans, type TimelineEvent } from "./availability-timeline.js";
 
 interface TransitionsRow {

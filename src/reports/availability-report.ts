@@ -121,7 +121,6 @@ function figuresOf(t: Totals | NodeFigures): AvailabilityFigures {
   };
 }
 
-
 /**
  * The report over [from, min(to, now)): a node is listed when it was observed for some of it.
  * `histories` may hold rows outside the period; see availability-timeline.ts for the rules.
@@ -156,9 +155,7 @@ export function buildAvailabilityReport(
     from: request.from,
     to: request.to,
     groupBy: request.groupings.map(dimensionName),
-    groups: [...groups.values()]
-      .sort((a, b) => compareKeys(a.key, b.key))
-      .map(({ key, totals }) => ({ key, nodeCount: totals.nodeCount, ...figuresOf(totals), reboots: totals.reboots })),
+    groups: [...groups.values()].sort((a, b) => compareKeys(a.key, b.key)).map(({ key, totals }) => ({ key, nodeCount: totals.nodeCount, ...figuresOf(totals), reboots: totals.reboots })),
     total: { key: [], nodeCount: total.nodeCount, ...figuresOf(total), reboots: total.reboots },
     nodes,
   };

@@ -226,4 +226,3 @@ export class CapacityTally {
     return { groups, total };
   }
 }
-

@@ -17,7 +17,6 @@ const HOUR_MS = 3_600_000;
 /** Periods up to this long that lie within the raw retention are read sampling by sampling; longer ones hour by hour. */
 export const RAW_PERIOD_MS = 6 * HOUR_MS;
 
-
 /**
  * Query.capacityReport: live figures from the watch caches in one pass over the nodes, and,
  * for a trends period, the sampled peaks and p95 from the database.

@@ -16,13 +16,7 @@ export type { ReportDimension, ReportGrouping, ReportKey } from "../graphql/gene
  * Labels that name a node's pool, most specific first: managed node groups of EKS, GKE and
  * AKS, Karpenter, and the plain `node-pool` label self-managed clusters (and the simulator) use.
  */
-export const POOL_LABELS = [
-  "eks.amazonaws.com/nodegroup",
-  "cloud.google.com/gke-nodepool",
-  "kubernetes.azure.com/agentpool",
-  "karpenter.sh/nodepool",
-  "node-pool",
-] as const;
+export const POOL_LABELS = ["eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "kubernetes.azure.com/agentpool", "karpenter.sh/nodepool", "node-pool"] as const;
 
 /** The groupings, checked: LABEL needs a valid labelKey, and nothing may repeat. */
 export function validateGroupings(groupBy: readonly ReportGrouping[] | null | undefined): ReportGrouping[] {
@@ -70,11 +64,7 @@ export function groupValue(grouping: ReportGrouping, cluster: string, labels: Re
 }
 
 /** A node's key under all groupings, and a string that identifies that key for bucketing. */
-export function groupKey(
-  groupings: readonly ReportGrouping[],
-  cluster: string,
-  labels: Readonly<Record<string, string>>,
-): { key: ReportKey[]; id: string } {
+export function groupKey(groupings: readonly ReportGrouping[], cluster: string, labels: Readonly<Record<string, string>>): { key: ReportKey[]; id: string } {
   const key = groupings.map((grouping) => ({ dimension: dimensionName(grouping), value: groupValue(grouping, cluster, labels) }));
   return { key, id: JSON.stringify(key.map((entry) => entry.value)) };
 }

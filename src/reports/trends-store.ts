@@ -52,9 +52,7 @@ export const CELL_COLUMNS: Partial<Record<ReportDimension, string>> = {
  * id of the report), or cell rows grouped by `groupings` (dimensions of {@link CELL_COLUMNS}, or
  * LABEL with a key the cells carry).
  */
-export type TrendsSource =
-  | { kind: "nodes"; clusters: string[]; nodes: string[]; ids: string[] }
-  | { kind: "cells"; clusters: string[]; groupings: ReportGrouping[] };
+export type TrendsSource = { kind: "nodes"; clusters: string[]; nodes: string[]; ids: string[] } | { kind: "cells"; clusters: string[]; groupings: ReportGrouping[] };
 
 /** Peak and p95 of one figure over a period; null when no point had a value. */
 export interface MetricTrend {
@@ -167,23 +165,31 @@ export class TrendsStore {
    * written.
    */
   async rollUp(cluster: string, through: Date): Promise<number> {
-    const [nodes] = await this.database.prisma.$transaction([NODES, CELLS].map((kind) => this.database.prisma.$executeRaw`
+    const [nodes] = await this.database.prisma.$transaction(
+      [NODES, CELLS].map(
+        (kind) => this.database.prisma.$executeRaw`
       INSERT INTO ${Prisma.raw(kind.hourly)} (cluster, at, ${Prisma.raw(kind.key.join(", "))}, samples, ${Prisma.raw(HOURLY_COLUMNS)})
       SELECT ${cluster}, ${HOUR_BIN}, ${columns("r", kind.key)}, count(*)::int, ${HOURLY_FIGURES}
       FROM ${Prisma.raw(kind.raw)} r
       WHERE r.cluster = ${cluster} AND r.at < ${through}
         AND r.at >= coalesce((SELECT max(h.at) + interval '1 hour' FROM ${Prisma.raw(kind.hourly)} h WHERE h.cluster = ${cluster}), '-infinity')
       GROUP BY ${HOUR_BIN}, ${columns("r", kind.key)}
-      ON CONFLICT DO NOTHING`));
+      ON CONFLICT DO NOTHING`,
+      ),
+    );
     return nodes!;
   }
 
   /** Deletes a cluster's raw rows older than `before` whose hour is rolled up; returns how many node rows. */
   async dropRawRows(cluster: string, before: Date): Promise<number> {
-    const [nodes] = await this.database.prisma.$transaction([NODES, CELLS].map((kind) => this.database.prisma.$executeRaw`
+    const [nodes] = await this.database.prisma.$transaction(
+      [NODES, CELLS].map(
+        (kind) => this.database.prisma.$executeRaw`
       DELETE FROM ${Prisma.raw(kind.raw)}
       WHERE cluster = ${cluster}
-        AND at < least(${before}, (SELECT coalesce(max(at) + interval '1 hour', '-infinity') FROM ${Prisma.raw(kind.hourly)} WHERE cluster = ${cluster}))`));
+        AND at < least(${before}, (SELECT coalesce(max(at) + interval '1 hour', '-infinity') FROM ${Prisma.raw(kind.hourly)} WHERE cluster = ${cluster}))`,
+      ),
+    );
     return nodes!;
   }
 

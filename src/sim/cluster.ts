@@ -99,7 +99,21 @@ export class SimCluster implements ClusterContext {
     this.store.addIndex(R.replicasets, "owner", (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
     // Every controller notes its work from each change; the garbage collector
     // goes last because it writes (cascading deletes) inside the event.
-    const informers = [this.scheduler, this.podWorkers, this.kubelets, this.nodeLifecycle, this.taintEviction, this.podGc, this.deployments, this.replicaSets, this.daemonSets, this.disruption, this.eventTtl, this.nodeUsage, this.garbageCollector];
+    const informers = [
+      this.scheduler,
+      this.podWorkers,
+      this.kubelets,
+      this.nodeLifecycle,
+      this.taintEviction,
+      this.podGc,
+      this.deployments,
+      this.replicaSets,
+      this.daemonSets,
+      this.disruption,
+      this.eventTtl,
+      this.nodeUsage,
+      this.garbageCollector,
+    ];
     this.store.subscribe((e: StoreEvent) => {
       for (const c of informers) c.observe(e);
     });

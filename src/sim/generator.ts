@@ -21,9 +21,36 @@ export interface GenerateOptions {
 const DAY = 86_400_000;
 
 const APP_WORDS = [
-  "frontend", "cart", "checkout", "catalog", "search", "recommendations", "ads", "email", "shipping", "currency",
-  "auth", "api-gateway", "orders", "inventory", "notifications", "reviews", "pricing", "profile", "sessions", "media",
-  "ledger-reader", "billing", "invoices", "fraud-check", "etl-worker", "scheduler", "reporting", "webhooks", "feeds", "graph",
+  "frontend",
+  "cart",
+  "checkout",
+  "catalog",
+  "search",
+  "recommendations",
+  "ads",
+  "email",
+  "shipping",
+  "currency",
+  "auth",
+  "api-gateway",
+  "orders",
+  "inventory",
+  "notifications",
+  "reviews",
+  "pricing",
+  "profile",
+  "sessions",
+  "media",
+  "ledger-reader",
+  "billing",
+  "invoices",
+  "fraud-check",
+  "etl-worker",
+  "scheduler",
+  "reporting",
+  "webhooks",
+  "feeds",
+  "graph",
 ];
 const IMAGES = ["nginx:1.27.3", "ghcr.io/acme/app:2.14.1", "ghcr.io/acme/worker:1.9.0", "redis:7.4.1", "python:3.12-slim", "node:22-alpine"];
 const CPU = ["50m", "100m", "100m", "150m", "200m", "250m", "500m"];
@@ -50,11 +77,18 @@ function workload(kind: "Deployment" | "DaemonSet", namespace: string, name: str
   return {
     apiVersion: "apps/v1",
     kind,
-    metadata: { name, namespace, uid: c.rng.uid(), creationTimestamp: c.clock.iso(createdMs), generation: 1, labels: { ...labels }, annotations: kind === "Deployment" ? { "deployment.kubernetes.io/revision": "1" } : { "deprecated.daemonset.template.generation": "1" } },
+    metadata: {
+      name,
+      namespace,
+      uid: c.rng.uid(),
+      creationTimestamp: c.clock.iso(createdMs),
+      generation: 1,
+      labels: { ...labels },
+      annotations: kind === "Deployment" ? { "deployment.kubernetes.io/revision": "1" } : { "deprecated.daemonset.template.generation": "1" },
+    },
     spec,
   };
 }
-
 
 function pdb(namespace: string, name: string, labels: Record<string, string>, rule: Obj, createdMs: number, c: SimCluster): KObject {
   return {
@@ -104,11 +138,31 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
 
   // Mirror pods of the static control-plane components.
   for (const n of nodes.slice(0, controlPlanes)) {
-    for (const [comp, cpu, mem] of [["etcd", "100m", "100Mi"], ["kube-apiserver", "250m", "512Mi"], ["kube-controller-manager", "200m", "256Mi"], ["kube-scheduler", "100m", "128Mi"]] as const) {
+    for (const [comp, cpu, mem] of [
+      ["etcd", "100m", "100Mi"],
+      ["kube-apiserver", "250m", "512Mi"],
+      ["kube-controller-manager", "200m", "256Mi"],
+      ["kube-scheduler", "100m", "128Mi"],
+    ] as const) {
       const hash = rng.hex(32);
       const pod = podFromTemplate(
         { apiVersion: "v1", kind: "Node", metadata: { name: n.metadata.name, uid: n.metadata.uid!, namespace: "kube-system" } },
-        { metadata: { labels: { component: comp, tier: "control-plane" }, annotations: { "kubernetes.io/config.hash": hash, "kubernetes.io/config.mirror": hash, "kubernetes.io/config.seen": c.clock.iso(Date.parse(n.metadata.creationTimestamp!)), "kubernetes.io/config.source": "file" } }, spec: { priorityClassName: "system-node-critical", hostNetwork: true, containers: [container(comp, `registry.k8s.io/${comp}:${comp === "etcd" ? "3.5.16-0" : "v1.31.4"}`, { requests: { cpu, memory: mem } })] } },
+        {
+          metadata: {
+            labels: { component: comp, tier: "control-plane" },
+            annotations: {
+              "kubernetes.io/config.hash": hash,
+              "kubernetes.io/config.mirror": hash,
+              "kubernetes.io/config.seen": c.clock.iso(Date.parse(n.metadata.creationTimestamp!)),
+              "kubernetes.io/config.source": "file",
+            },
+          },
+          spec: {
+            priorityClassName: "system-node-critical",
+            hostNetwork: true,
+            containers: [container(comp, `registry.k8s.io/${comp}:${comp === "etcd" ? "3.5.16-0" : "v1.31.4"}`, { requests: { cpu, memory: mem } })],
+          },
+        },
         rng,
         c.clock,
         { name: `${comp}-${n.metadata.name}` },
@@ -128,9 +182,34 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
 
   // DaemonSets: one pod on every node.
   const daemonSets: [string, string, Obj][] = [
-    ["kube-system", "kube-proxy", { priorityClassName: "system-node-critical", hostNetwork: true, tolerations: [{ operator: "Exists" }], containers: [container("kube-proxy", "registry.k8s.io/kube-proxy:v1.31.4", { requests: { cpu: "100m" } })] }],
-    ["kube-system", "cilium", { priorityClassName: "system-node-critical", hostNetwork: true, tolerations: [{ operator: "Exists" }], containers: [container("cilium-agent", "quay.io/cilium/cilium:v1.16.5", { requests: { cpu: "100m", memory: "128Mi" } })] }],
-    ["monitoring", "node-exporter", { tolerations: [{ operator: "Exists" }], containers: [container("node-exporter", "quay.io/prometheus/node-exporter:v1.8.2", { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "250m", memory: "180Mi" } })] }],
+    [
+      "kube-system",
+      "kube-proxy",
+      {
+        priorityClassName: "system-node-critical",
+        hostNetwork: true,
+        tolerations: [{ operator: "Exists" }],
+        containers: [container("kube-proxy", "registry.k8s.io/kube-proxy:v1.31.4", { requests: { cpu: "100m" } })],
+      },
+    ],
+    [
+      "kube-system",
+      "cilium",
+      {
+        priorityClassName: "system-node-critical",
+        hostNetwork: true,
+        tolerations: [{ operator: "Exists" }],
+        containers: [container("cilium-agent", "quay.io/cilium/cilium:v1.16.5", { requests: { cpu: "100m", memory: "128Mi" } })],
+      },
+    ],
+    [
+      "monitoring",
+      "node-exporter",
+      {
+        tolerations: [{ operator: "Exists" }],
+        containers: [container("node-exporter", "quay.io/prometheus/node-exporter:v1.8.2", { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "250m", memory: "180Mi" } })],
+      },
+    ],
   ];
   for (const [ns, name, spec] of daemonSets) {
     const ds = c.create(R.daemonsets, workload("DaemonSet", ns, name, { metadata: { labels: { "app.kubernetes.io/name": name } }, spec }, 0, clusterBorn + DAY, c)).obj;
@@ -143,9 +222,34 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
   // Deployments: system ones, a payments ledger whose PDB allows no disruption, and application fleets.
   type Plan = { ns: string; name: string; replicas: number; spec: Obj; pdb?: Obj };
   const plans: Plan[] = [
-    { ns: "kube-system", name: "coredns", replicas: 2, spec: { priorityClassName: "system-cluster-critical", tolerations: [{ key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" }], containers: [container("coredns", "registry.k8s.io/coredns/coredns:v1.11.3", { requests: { cpu: "100m", memory: "70Mi" }, limits: { memory: "170Mi" } })] }, pdb: { maxUnavailable: 1 } },
-    { ns: "kube-system", name: "metrics-server", replicas: 1, spec: { priorityClassName: "system-cluster-critical", containers: [container("metrics-server", "registry.k8s.io/metrics-server/metrics-server:v0.7.2", { requests: { cpu: "100m", memory: "200Mi" } })], volumes: [{ name: "tmp-dir", emptyDir: {} }] } },
-    { ns: "payments", name: "ledger", replicas: 2, spec: { containers: [container("ledger", "ghcr.io/acme/ledger:3.2.0", { requests: { cpu: "250m", memory: "512Mi" }, limits: { cpu: "1", memory: "1Gi" } })] }, pdb: { minAvailable: 2 } },
+    {
+      ns: "kube-system",
+      name: "coredns",
+      replicas: 2,
+      spec: {
+        priorityClassName: "system-cluster-critical",
+        tolerations: [{ key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" }],
+        containers: [container("coredns", "registry.k8s.io/coredns/coredns:v1.11.3", { requests: { cpu: "100m", memory: "70Mi" }, limits: { memory: "170Mi" } })],
+      },
+      pdb: { maxUnavailable: 1 },
+    },
+    {
+      ns: "kube-system",
+      name: "metrics-server",
+      replicas: 1,
+      spec: {
+        priorityClassName: "system-cluster-critical",
+        containers: [container("metrics-server", "registry.k8s.io/metrics-server/metrics-server:v0.7.2", { requests: { cpu: "100m", memory: "200Mi" } })],
+        volumes: [{ name: "tmp-dir", emptyDir: {} }],
+      },
+    },
+    {
+      ns: "payments",
+      name: "ledger",
+      replicas: 2,
+      spec: { containers: [container("ledger", "ghcr.io/acme/ledger:3.2.0", { requests: { cpu: "250m", memory: "512Mi" }, limits: { cpu: "1", memory: "1Gi" } })] },
+      pdb: { minAvailable: 2 },
+    },
   ];
   // Fill workers to about 70% of their CPU on average (requests average ~210m),
   // so small clusters are not packed solid and drains have somewhere to go.
@@ -195,9 +299,18 @@ export function generateCluster(c: SimCluster, opts: GenerateOptions): void {
 
   // A few bare pods, as people leave behind.
   const someWorker = () => workers[rng.int(0, workers.length - 1)]!;
-  for (const [ns, name, image] of [["default", "debug-shell", "busybox:1.36"], ["data", "one-off-migration", "ghcr.io/acme/migrate:0.4.2"]] as const) {
+  for (const [ns, name, image] of [
+    ["default", "debug-shell", "busybox:1.36"],
+    ["data", "one-off-migration", "ghcr.io/acme/migrate:0.4.2"],
+  ] as const) {
     if (workers.length === 0) break;
-    const bare = podFromTemplate({ apiVersion: "v1", kind: "Pod", metadata: { name, uid: "", namespace: ns } }, { metadata: { labels: { run: name } }, spec: { containers: [container(name, image, {})] } }, rng, c.clock, { name: `${name}-${rng.suffix(4)}` });
+    const bare = podFromTemplate(
+      { apiVersion: "v1", kind: "Pod", metadata: { name, uid: "", namespace: ns } },
+      { metadata: { labels: { run: name } }, spec: { containers: [container(name, image, {})] } },
+      rng,
+      c.clock,
+      { name: `${name}-${rng.suffix(4)}` },
+    );
     delete bare.metadata.ownerReferences;
     delete bare.metadata.generateName;
     c.placeRunning(bare, someWorker(), now - rng.int(1, 48) * 3_600_000);

@@ -55,11 +55,15 @@ export function nodeFacts(cluster: string, event: Pick<StoreEvent, "type" | "rv"
   const unschedulable = (o: KObject) => Boolean(spec(o).unschedulable);
   if (unschedulable(prev) !== unschedulable(event.obj)) change("SCHEDULABILITY", { unschedulable: unschedulable(prev) }, { unschedulable: unschedulable(event.obj) });
   if ((info(prev).kubeletVersion ?? "") !== (info(event.obj).kubeletVersion ?? "")) change("KUBELET_VERSION", info(prev).kubeletVersion ?? "", info(event.obj).kubeletVersion ?? "");
-  if ((info(prev).containerRuntimeVersion ?? "") !== (info(event.obj).containerRuntimeVersion ?? "")) change("CONTAINER_RUNTIME", info(prev).containerRuntimeVersion ?? "", info(event.obj).containerRuntimeVersion ?? "");
+  if ((info(prev).containerRuntimeVersion ?? "") !== (info(event.obj).containerRuntimeVersion ?? ""))
+    change("CONTAINER_RUNTIME", info(prev).containerRuntimeVersion ?? "", info(event.obj).containerRuntimeVersion ?? "");
   if (info(prev).bootID && info(event.obj).bootID && info(prev).bootID !== info(event.obj).bootID) change("REBOOTED", info(prev).bootID, info(event.obj).bootID);
   const labels = (o: KObject) => new Map(Object.entries(o.metadata.labels ?? {}));
   const taints = (o: KObject) => new Map(((spec(o).taints ?? []) as Obj[]).map((t) => [`${t.key}:${t.effect}`, t.value ? `${t.value}:${t.effect}` : (t.effect as string)]));
-  for (const [field, a, b] of [["LABELS", labels(prev), labels(event.obj)], ["TAINTS", taints(prev), taints(event.obj)]] as const) {
+  for (const [field, a, b] of [
+    ["LABELS", labels(prev), labels(event.obj)],
+    ["TAINTS", taints(prev), taints(event.obj)],
+  ] as const) {
     for (const item of [...new Set([...a.keys(), ...b.keys()])].sort()) {
       const from = a.get(item) ?? null;
       const to = b.get(item) ?? null;
@@ -89,7 +93,15 @@ export class GroundTruthLog {
 
   /** A pod evicted through the eviction subresource. */
   evicted(pod: KObject): void {
-    this.write({ kind: "eviction", cluster: this.cluster, node: ((pod.spec as Obj | undefined)?.nodeName as string) ?? "", pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUid: pod.metadata.uid ?? "", at: this.now(), terminating: Boolean(pod.metadata.deletionTimestamp) });
+    this.write({
+      kind: "eviction",
+      cluster: this.cluster,
+      node: ((pod.spec as Obj | undefined)?.nodeName as string) ?? "",
+      pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+      podUid: pod.metadata.uid ?? "",
+      at: this.now(),
+      terminating: Boolean(pod.metadata.deletionTimestamp),
+    });
   }
 
   restarted(rv: number, rvReset: boolean): void {

@@ -135,7 +135,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
   const namespaces = rbac ? new NamespaceController(cluster) : undefined;
   namespaces?.start();
-  const router = new ApiServer(cluster, { listenHost: host, scheme: options.tls ? "https" : "http", rbac, ...(namespaces ? { namespaces } : {}), ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}), ...(options.watchList === false ? { watchList: false } : {}) });
+  const router = new ApiServer(cluster, {
+    listenHost: host,
+    scheme: options.tls ? "https" : "http",
+    rbac,
+    ...(namespaces ? { namespaces } : {}),
+    ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}),
+    ...(options.watchList === false ? { watchList: false } : {}),
+  });
   const adminToken = router.access.authenticator.adminToken;
   const tls = options.tls ? selfSignedCertificate(host) : undefined;
   const server: Server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, router.handle) : createServer(router.handle);

@@ -19,7 +19,12 @@ const SYSTEM_RESERVED_CPU_M = 100;
 
 /** Ki, Mi or Gi, whichever writes `n` bytes whole (the kubelet's configuration is written so). */
 function binary(n: number): string {
-  for (const [unit, size] of [["Gi", 2 ** 30], ["Mi", 2 ** 20], ["Ki", 2 ** 10]] as const) if (n % size === 0 && n >= size) return `${n / size}${unit}`;
+  for (const [unit, size] of [
+    ["Gi", 2 ** 30],
+    ["Mi", 2 ** 20],
+    ["Ki", 2 ** 10],
+  ] as const)
+    if (n % size === 0 && n >= size) return `${n / size}${unit}`;
   return String(n);
 }
 
@@ -104,13 +109,20 @@ export function kubeletJournal(cluster: SimCluster, node: KObject): string[] {
     add(at, "kubelet.go:2407", `"SyncLoop ADD" source="api" pods=["${ref}"]`);
     const started = ((pod.status as Obj | undefined)?.startTime as string | undefined) ?? undefined;
     if (started) add(Date.parse(started) + 900, "pod_startup_latency_tracker.go:104", `"Observed pod startup duration" pod="${ref}"`);
-    if (pod.metadata.deletionTimestamp) add(Date.parse(pod.metadata.deletionTimestamp) - (pod.metadata.deletionGracePeriodSeconds ?? 30) * 1000, "kubelet.go:2423", `"SyncLoop DELETE" source="api" pods=["${ref}"]`);
+    if (pod.metadata.deletionTimestamp)
+      add(Date.parse(pod.metadata.deletionTimestamp) - (pod.metadata.deletionGracePeriodSeconds ?? 30) * 1000, "kubelet.go:2423", `"SyncLoop DELETE" source="api" pods=["${ref}"]`);
   }
   for (const c of ((node.status as Obj).conditions ?? []) as Obj[]) {
     if (c.type !== "Ready" || !c.lastTransitionTime) continue;
     const at = Date.parse(c.lastTransitionTime);
     if (c.status === "True") add(at, "kubelet_node_status.go:503", `"Fast updating node status as it just became ready"`);
-    else add(at, "kubelet.go:2902", `"Container runtime network not ready" networkReady="NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"`, "E");
+    else
+      add(
+        at,
+        "kubelet.go:2902",
+        `"Container runtime network not ready" networkReady="NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"`,
+        "E",
+      );
   }
   // Its status posts of the last hour, every five minutes, while its kubelet is running.
   if (!cluster.stoppedKubelets.has(name)) {
@@ -130,7 +142,8 @@ export function nodeLogQuery(cluster: SimCluster, nodeName: string, q: URLSearch
   if (query.length === 0) return { code: 400, text: "query parameter is required" };
   const tailText = q.get("tailLines");
   const tail = tailText === null ? undefined : Number(tailText);
-  if (tail !== undefined && (!Number.isInteger(tail) || tail < 0 || tail > MAX_TAIL_LINES)) return { code: 400, text: `tailLines: Invalid value: ${JSON.stringify(tailText)}: must be between 0 and ${MAX_TAIL_LINES}` };
+  if (tail !== undefined && (!Number.isInteger(tail) || tail < 0 || tail > MAX_TAIL_LINES))
+    return { code: 400, text: `tailLines: Invalid value: ${JSON.stringify(tailText)}: must be between 0 and ${MAX_TAIL_LINES}` };
   let pattern: RegExp | undefined;
   try {
     pattern = q.get("pattern") ? new RegExp(q.get("pattern")!) : undefined;

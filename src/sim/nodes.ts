@@ -29,10 +29,32 @@ export const REGION = "eu-west-1";
 export const ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
 
 export const POOLS: PoolDef[] = [
-  { name: "general", weight: 55, instanceTypes: [{ name: "m6i.xlarge", cpu: 4, memoryGi: 16, arch: "amd64" }, { name: "m6i.2xlarge", cpu: 8, memoryGi: 32, arch: "amd64" }] },
-  { name: "compute", weight: 20, instanceTypes: [{ name: "c6i.4xlarge", cpu: 16, memoryGi: 32, arch: "amd64" }, { name: "c7g.4xlarge", cpu: 16, memoryGi: 32, arch: "arm64" }] },
+  {
+    name: "general",
+    weight: 55,
+    instanceTypes: [
+      { name: "m6i.xlarge", cpu: 4, memoryGi: 16, arch: "amd64" },
+      { name: "m6i.2xlarge", cpu: 8, memoryGi: 32, arch: "amd64" },
+    ],
+  },
+  {
+    name: "compute",
+    weight: 20,
+    instanceTypes: [
+      { name: "c6i.4xlarge", cpu: 16, memoryGi: 32, arch: "amd64" },
+      { name: "c7g.4xlarge", cpu: 16, memoryGi: 32, arch: "arm64" },
+    ],
+  },
   { name: "memory", weight: 12, instanceTypes: [{ name: "r6i.2xlarge", cpu: 8, memoryGi: 64, arch: "amd64" }] },
-  { name: "spot", weight: 10, spot: true, instanceTypes: [{ name: "m6a.2xlarge", cpu: 8, memoryGi: 32, arch: "amd64" }, { name: "m7g.2xlarge", cpu: 8, memoryGi: 32, arch: "arm64" }] },
+  {
+    name: "spot",
+    weight: 10,
+    spot: true,
+    instanceTypes: [
+      { name: "m6a.2xlarge", cpu: 8, memoryGi: 32, arch: "amd64" },
+      { name: "m7g.2xlarge", cpu: 8, memoryGi: 32, arch: "arm64" },
+    ],
+  },
   { name: "gpu", weight: 3, instanceTypes: [{ name: "g5.2xlarge", cpu: 8, memoryGi: 32, arch: "amd64", gpu: 1 }], taints: [{ key: "nvidia.com/gpu", value: "present", effect: "NoSchedule" }] },
 ];
 
@@ -81,11 +103,31 @@ export function healthyConditions(now: string, since: string, networkReason = "R
 /** Reason and message a kubelet gives each condition in a given status. */
 export function conditionText(type: string, status: string): { reason: string; message: string } {
   const table: Record<string, Record<string, [string, string]>> = {
-    Ready: { True: ["KubeletReady", "kubelet is posting ready status"], False: ["KubeletNotReady", "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"], Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."] },
-    MemoryPressure: { True: ["KubeletHasInsufficientMemory", "kubelet has insufficient memory available"], False: ["KubeletHasSufficientMemory", "kubelet has sufficient memory available"], Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."] },
-    DiskPressure: { True: ["KubeletHasDiskPressure", "kubelet has disk pressure"], False: ["KubeletHasNoDiskPressure", "kubelet has no disk pressure"], Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."] },
-    PIDPressure: { True: ["KubeletHasInsufficientPID", "kubelet has insufficient PID available"], False: ["KubeletHasSufficientPID", "kubelet has sufficient PID available"], Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."] },
-    NetworkUnavailable: { True: ["NoRouteCreated", "RouteController failed to create a route"], False: ["RouteCreated", "RouteController created a route"], Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."] },
+    Ready: {
+      True: ["KubeletReady", "kubelet is posting ready status"],
+      False: ["KubeletNotReady", "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"],
+      Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."],
+    },
+    MemoryPressure: {
+      True: ["KubeletHasInsufficientMemory", "kubelet has insufficient memory available"],
+      False: ["KubeletHasSufficientMemory", "kubelet has sufficient memory available"],
+      Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."],
+    },
+    DiskPressure: {
+      True: ["KubeletHasDiskPressure", "kubelet has disk pressure"],
+      False: ["KubeletHasNoDiskPressure", "kubelet has no disk pressure"],
+      Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."],
+    },
+    PIDPressure: {
+      True: ["KubeletHasInsufficientPID", "kubelet has insufficient PID available"],
+      False: ["KubeletHasSufficientPID", "kubelet has sufficient PID available"],
+      Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."],
+    },
+    NetworkUnavailable: {
+      True: ["NoRouteCreated", "RouteController failed to create a route"],
+      False: ["RouteCreated", "RouteController created a route"],
+      Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."],
+    },
   };
   const [reason, message] = table[type]?.[status] ?? ["Unknown", ""];
   return { reason, message };

@@ -47,7 +47,10 @@ export class Rng {
   /** Lower-case hex of the given length (uids, machine ids). */
   hex(length: number): string {
     let out = "";
-    while (out.length < length) out += Math.floor(this.next() * 0x100000000).toString(16).padStart(8, "0");
+    while (out.length < length)
+      out += Math.floor(this.next() * 0x100000000)
+        .toString(16)
+        .padStart(8, "0");
     return out.slice(0, length);
   }
 

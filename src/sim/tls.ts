@@ -111,7 +111,10 @@ export function selfSignedCertificate(host: string): { key: string; cert: string
   );
   const signature = sign("sha256", tbs, privateKey);
   const der = seq(tbs, sha256Rsa, tlv(0x03, Buffer.concat([Buffer.from([0]), signature])));
-  const b64 = der.toString("base64").replace(/(.{64})/g, "$1\n").trim();
+  const b64 = der
+    .toString("base64")
+    .replace(/(.{64})/g, "$1\n")
+    .trim();
   return {
     key: privateKey.export({ type: "pkcs8", format: "pem" }) as string,
     cert: `-----BEGIN CERTIFICATE-----\n${b64}\n-----END CERTIFICATE-----\n`,

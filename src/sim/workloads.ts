@@ -45,13 +45,7 @@ const API_ACCESS_SOURCES = [
 ];
 
 /** Build a Pending, unscheduled pod from a controller's pod template. */
-export function podFromTemplate(
-  owner: KObject,
-  template: Obj,
-  rng: Rng,
-  clock: SimClock,
-  opts: { name?: string; nodeAffinity?: string; createdMs?: number } = {},
-): KObject {
+export function podFromTemplate(owner: KObject, template: Obj, rng: Rng, clock: SimClock, opts: { name?: string; nodeAffinity?: string; createdMs?: number } = {}): KObject {
   const ownerRef: OwnerReference = {
     apiVersion: owner.apiVersion!,
     kind: owner.kind!,
@@ -139,7 +133,12 @@ export function bindPod(pod: KObject, nodeName: string, clock: SimClock): KObjec
 }
 
 /** Pod left Pending because no node fits, with the scheduler's condition. */
-export function unschedulable(pod: KObject, nodes: number, clock: SimClock, message = `0/${nodes} nodes are available: ${nodes} Insufficient cpu or untolerated taint. preemption: 0/${nodes} nodes are available: ${nodes} No preemption victims found for incoming pod.`): KObject {
+export function unschedulable(
+  pod: KObject,
+  nodes: number,
+  clock: SimClock,
+  message = `0/${nodes} nodes are available: ${nodes} Insufficient cpu or untolerated taint. preemption: 0/${nodes} nodes are available: ${nodes} No preemption victims found for incoming pod.`,
+): KObject {
   return {
     ...pod,
     status: {
@@ -292,7 +291,11 @@ export function replicaSetFor(d: KObject, rng: Rng): KObject {
       creationTimestamp: d.metadata.creationTimestamp!,
       generation: 1,
       labels: { ...template.metadata.labels },
-      annotations: { "deployment.kubernetes.io/desired-replicas": String(spec.replicas), "deployment.kubernetes.io/max-replicas": String(spec.replicas + Math.ceil(spec.replicas / 4)), "deployment.kubernetes.io/revision": "1" },
+      annotations: {
+        "deployment.kubernetes.io/desired-replicas": String(spec.replicas),
+        "deployment.kubernetes.io/max-replicas": String(spec.replicas + Math.ceil(spec.replicas / 4)),
+        "deployment.kubernetes.io/revision": "1",
+      },
       ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: d.metadata.name, uid: d.metadata.uid!, controller: true, blockOwnerDeletion: true }],
     },
     spec: { replicas: spec.replicas, selector: { matchLabels: { ...template.metadata.labels } }, template },

@@ -19,7 +19,6 @@ export interface ClusterStatusSource {
 /** Events one subscription may have undelivered before its connection is closed. */
 export const SUBSCRIBER_QUEUE = 1_000;
 
-
 /**
  * A bounded stream of the hub's events for one subscription. A subscriber that falls
  * SUBSCRIBER_QUEUE events behind is cut off with a clear close code; the others never wait.
@@ -42,12 +41,7 @@ function stream<T>(context: RequestContext, capacity: number, listen: (push: (ev
  * Subscription.nodeStatusChanged, Subscription.maintenanceEvents and Subscription.clusterStatusChanged.
  * A cluster not among `clusters` is NOT_FOUND at subscribe time, never a stream that waits forever.
  */
-export function subscriptionResolvers(
-  hub: SubscriptionHub,
-  queueSize = SUBSCRIBER_QUEUE,
-  clusters?: { names(): string[] } & Partial<CachesByName>,
-  clusterStatus?: ClusterStatusSource,
-): Resolvers {
+export function subscriptionResolvers(hub: SubscriptionHub, queueSize = SUBSCRIBER_QUEUE, clusters?: { names(): string[] } & Partial<CachesByName>, clusterStatus?: ClusterStatusSource): Resolvers {
   const known = (cluster: string | null | undefined) => clusters && assertConfiguredCluster(clusters, cluster);
   return {
     Subscription: {

@@ -4,19 +4,32 @@ import { ConfigError, loadConfig } from "../../src/config/config.js";
 
 describe("authentication settings", () => {
   test("a tokens file, OIDC, impersonation, the rate limit and the query limits, from flags", () => {
-    const config = loadConfig([
-      "--auth-tokens-file", "/etc/ni/tokens.json",
-      "--oidc-issuer", "https://sso.example.com/realms/ops",
-      "--oidc-audience", "node-inventory",
-      "--oidc-jwks-url", "https://sso.example.com/realms/ops/protocol/openid-connect/certs",
-      "--oidc-roles-claim", "realm_access.roles",
-      "--oidc-role-map", "inventory-viewer=viewer, sre=operator,platform=admin",
-      "--oidc-subject-claim", "preferred_username",
-      "--impersonate",
-      "--mutation-rate-limit", "10",
-      "--max-query-depth", "8",
-      "--max-query-cost", "1000",
-    ], {});
+    const config = loadConfig(
+      [
+        "--auth-tokens-file",
+        "/etc/ni/tokens.json",
+        "--oidc-issuer",
+        "https://sso.example.com/realms/ops",
+        "--oidc-audience",
+        "node-inventory",
+        "--oidc-jwks-url",
+        "https://sso.example.com/realms/ops/protocol/openid-connect/certs",
+        "--oidc-roles-claim",
+        "realm_access.roles",
+        "--oidc-role-map",
+        "inventory-viewer=viewer, sre=operator,platform=admin",
+        "--oidc-subject-claim",
+        "preferred_username",
+        "--impersonate",
+        "--mutation-rate-limit",
+        "10",
+        "--max-query-depth",
+        "8",
+        "--max-query-cost",
+        "1000",
+      ],
+      {},
+    );
     assert.deepEqual(config.auth, {
       tokensFile: "/etc/ni/tokens.json",
       oidc: {
@@ -74,20 +87,33 @@ describe("authentication settings", () => {
   const invalid: [string, string[], Record<string, string>, string][] = [
     ["OIDC without a JWKS URL", ["--oidc-issuer", "https://i", "--oidc-audience", "a"], {}, "--oidc-issuer is set but OIDC_JWKS_URL is not: OIDC needs an issuer, an audience and a JWKS URL"],
     ["OIDC without an issuer", [], { OIDC_AUDIENCE: "a", OIDC_JWKS_URL: "https://j" }, "OIDC_AUDIENCE is set but OIDC_ISSUER is not: OIDC needs an issuer, an audience and a JWKS URL"],
-    ["a JWKS over plain HTTP to another host", [], { OIDC_ISSUER: "https://i", OIDC_AUDIENCE: "a", OIDC_JWKS_URL: "http://sso.example.com/jwks" }, 'OIDC_JWKS_URL: "http://sso.example.com/jwks" must be https:// (http:// only on loopback)'],
+    [
+      "a JWKS over plain HTTP to another host",
+      [],
+      { OIDC_ISSUER: "https://i", OIDC_AUDIENCE: "a", OIDC_JWKS_URL: "http://sso.example.com/jwks" },
+      'OIDC_JWKS_URL: "http://sso.example.com/jwks" must be https:// (http:// only on loopback)',
+    ],
     ["a JWKS URL that is not one", [], { OIDC_ISSUER: "https://i", OIDC_AUDIENCE: "a", OIDC_JWKS_URL: "jwks" }, 'OIDC_JWKS_URL: "jwks" is not a URL'],
-    ["a role map to an unknown role", ["--oidc-issuer", "https://i", "--oidc-audience", "a", "--oidc-jwks-url", "https://j", "--oidc-role-map", "ops=root"], {}, '--oidc-role-map: "ops=root" is not <claim value>=<role> with a role of viewer, operator, admin'],
+    [
+      "a role map to an unknown role",
+      ["--oidc-issuer", "https://i", "--oidc-audience", "a", "--oidc-jwks-url", "https://j", "--oidc-role-map", "ops=root"],
+      {},
+      '--oidc-role-map: "ops=root" is not <claim value>=<role> with a role of viewer, operator, admin',
+    ],
     ["impersonation that is not a boolean", [], { IMPERSONATE_CALLERS: "maybe" }, 'IMPERSONATE_CALLERS: "maybe" is not true or false'],
     ["a negative rate limit", ["--mutation-rate-limit=-1"], {}, '--mutation-rate-limit: "-1" is not a whole number from 0 to 1000000'],
     ["a depth of zero", [], { MAX_QUERY_DEPTH: "0" }, 'MAX_QUERY_DEPTH: "0" is not a whole number from 1 to 1000'],
   ];
   for (const [what, argv, env, message] of invalid) {
     test(`${what} is a ConfigError naming the setting`, () => {
-      assert.throws(() => loadConfig(argv, env), (error: Error) => {
-        assert.ok(error instanceof ConfigError);
-        assert.equal(error.message, message);
-        return true;
-      });
+      assert.throws(
+        () => loadConfig(argv, env),
+        (error: Error) => {
+          assert.ok(error instanceof ConfigError);
+          assert.equal(error.message, message);
+          return true;
+        },
+      );
     });
   }
 

@@ -150,7 +150,11 @@ describe("CSRF prevention", () => {
       assert.equal(body.errors![0].extensions.code, "BAD_USER_INPUT");
       assert.match(body.errors[0].message, /Cross-Site Request Forgery/);
     }
-    assert.deepEqual(logs.lines.filter((l) => l.audit === "mutation" && l.requestId === "csrf"), [], "nothing reached the mutation");
+    assert.deepEqual(
+      logs.lines.filter((l) => l.audit === "mutation" && l.requestId === "csrf"),
+      [],
+      "nothing reached the mutation",
+    );
   });
 
   test("the same mutation as JSON reaches the policy (and is audited)", async () => {

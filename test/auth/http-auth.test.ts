@@ -127,14 +127,23 @@ describe("callers with bearer tokens over HTTP", () => {
 
   test("no token appears in any log line, for a query, a mutation and a refusal by each caller", async () => {
     for (const [role, token] of Object.entries(TOKENS)) {
-      for (const [kind, query] of [["query", WHOAMI], ["mutation", CORDON]]) {
+      for (const [kind, query] of [
+        ["query", WHOAMI],
+        ["mutation", CORDON],
+      ]) {
         await graphql(url, query, undefined, { ...bearer(token), "x-request-id": `secrets-${role}-${kind}` });
       }
     }
     const lines = logs.lines.filter((l) => String(l.requestId ?? "").startsWith("secrets-"));
     // The requests were logged (so the check below looks at something), and with no token in them.
-    assert.ok(lines.some((l) => l.requestId === "secrets-admin-mutation" && l.audit === "mutation"), "the admin's mutation is audited");
-    assert.ok(lines.some((l) => l.requestId === "secrets-viewer-mutation"), "the viewer's refused mutation is logged");
+    assert.ok(
+      lines.some((l) => l.requestId === "secrets-admin-mutation" && l.audit === "mutation"),
+      "the admin's mutation is audited",
+    );
+    assert.ok(
+      lines.some((l) => l.requestId === "secrets-viewer-mutation"),
+      "the viewer's refused mutation is logged",
+    );
     const all = JSON.stringify(logs.lines);
     for (const token of Object.values(TOKENS)) assert.doesNotMatch(all, new RegExp(token));
   });

@@ -59,7 +59,7 @@ describe("the mutation rate limit across replicas on one PostgreSQL", () => {
       const two = new SharedRateLimiter(db, 5, logger);
       const takes = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? one : two).take("otto")));
       assert.equal(takes.filter((t) => t.ok).length, 5, "five a minute, twelve asked at once from two replicas");
-      assert.deepEqual((await one.take("otto", 6)), { ok: false, retryAfterSeconds: 60 }, "more than a full bucket never passes");
+      assert.deepEqual(await one.take("otto", 6), { ok: false, retryAfterSeconds: 60 }, "more than a full bucket never passes");
 
       await db.close();
       const alone = await Promise.all(Array.from({ length: 7 }, () => one.take("otto")));

@@ -64,10 +64,7 @@ export function wsClient(url: string, connectionParams?: Record<string, unknown>
 export function runOverWs(client: Client, query: string, variables?: Record<string, unknown>): Promise<{ result?: any; error?: any }> {
   return new Promise((resolve) => {
     let last: unknown;
-    client.subscribe(
-      { query, ...(variables ? { variables } : {}) },
-      { next: (value) => (last = value), error: (error) => resolve({ error }), complete: () => resolve({ result: last }) },
-    );
+    client.subscribe({ query, ...(variables ? { variables } : {}) }, { next: (value) => (last = value), error: (error) => resolve({ error }), complete: () => resolve({ result: last }) });
   });
 }
 

@@ -38,26 +38,35 @@ describe("the tokens file", () => {
     ["a misspelt key", [{ subject: "a", role: "admin", sha265: sha256Hex(token) }], `tokens file ${FILE}: entry [0]: unknown key "sha265" (expected subject, role, and token or sha256)`],
     [
       "the same token twice, in both forms",
-      [{ subject: "a", role: "admin", token }, { subject: "b", role: "viewer", sha256: sha256Hex(token) }],
+      [
+        { subject: "a", role: "admin", token },
+        { subject: "b", role: "viewer", sha256: sha256Hex(token) },
+      ],
       `tokens file ${FILE}: entry [1]: has the same token as entry [0]`,
     ],
   ];
   for (const [what, content, message] of bad) {
     test(`${what}: one line naming the file and the entry, without the secret`, () => {
-      assert.throws(() => parseTokensFile(JSON.stringify(content), FILE), (error: Error) => {
-        assert.ok(error instanceof ConfigError);
-        assert.equal(error.message, message);
-        assert.doesNotMatch(error.message, new RegExp(`${token}|${sha256Hex(token)}|short-secret|abc123`));
-        return true;
-      });
+      assert.throws(
+        () => parseTokensFile(JSON.stringify(content), FILE),
+        (error: Error) => {
+          assert.ok(error instanceof ConfigError);
+          assert.equal(error.message, message);
+          assert.doesNotMatch(error.message, new RegExp(`${token}|${sha256Hex(token)}|short-secret|abc123`));
+          return true;
+        },
+      );
     });
   }
 
   test("broken JSON is reported without quoting the text (it holds tokens)", () => {
-    assert.throws(() => parseTokensFile(`[\n  {"subject": "a", "role": "admin", "token": "${token}"\n`, FILE), (error: Error) => {
-      assert.match(error.message, new RegExp(`^tokens file ${FILE}: not valid JSON`));
-      assert.doesNotMatch(error.message, new RegExp(token));
-      return true;
-    });
+    assert.throws(
+      () => parseTokensFile(`[\n  {"subject": "a", "role": "admin", "token": "${token}"\n`, FILE),
+      (error: Error) => {
+        assert.match(error.message, new RegExp(`^tokens file ${FILE}: not valid JSON`));
+        assert.doesNotMatch(error.message, new RegExp(token));
+        return true;
+      },
+    );
   });
 });

@@ -14,7 +14,11 @@ const REPORT = `query($groupBy: [ReportGrouping!], $podShape: PodShapeInput) {
 }`;
 
 /** RFC 4180 as the CLI writes it: no field here holds a comma or a quote. */
-const parseCsv = (text: string) => text.trim().split("\n").map((line) => line.split(","));
+const parseCsv = (text: string) =>
+  text
+    .trim()
+    .split("\n")
+    .map((line) => line.split(","));
 
 describe("node-inventory report capacity, against a running service", () => {
   let app: App;

@@ -18,8 +18,16 @@ const state = (podsByPhase: DrainState["podsByPhase"], progressPercent: number, 
 describe("the drain's progress line on a terminal", () => {
   const cases: [string, DrainState, string][] = [
     ["nothing asked yet", state({ notStarted: 4, evicting: 0, terminating: 0, gone: 0, notRemoved: 2 }, 0), `node/n [${"-".repeat(30)}]   0%  0 gone, 0 terminating, 0 evicting, 4 not started`],
-    ["every eviction accepted, no pod gone yet: the bar shows them terminating", state({ notStarted: 0, evicting: 0, terminating: 37, gone: 0, notRemoved: 3 }, 0), `node/n [${"=".repeat(30)}]   0%  0 gone, 37 terminating, 0 evicting, 0 not started`],
-    ["half-way", state({ notStarted: 1, evicting: 1, terminating: 1, gone: 3, notRemoved: 0 }, 50), `node/n [${"#".repeat(15)}${"=".repeat(5)}${"~".repeat(5)}${"-".repeat(5)}]  50%  3 gone, 1 terminating, 1 evicting, 1 not started`],
+    [
+      "every eviction accepted, no pod gone yet: the bar shows them terminating",
+      state({ notStarted: 0, evicting: 0, terminating: 37, gone: 0, notRemoved: 3 }, 0),
+      `node/n [${"=".repeat(30)}]   0%  0 gone, 37 terminating, 0 evicting, 0 not started`,
+    ],
+    [
+      "half-way",
+      state({ notStarted: 1, evicting: 1, terminating: 1, gone: 3, notRemoved: 0 }, 50),
+      `node/n [${"#".repeat(15)}${"=".repeat(5)}${"~".repeat(5)}${"-".repeat(5)}]  50%  3 gone, 1 terminating, 1 evicting, 1 not started`,
+    ],
     [
       "blocked by a budget: named",
       state({ notStarted: 0, evicting: 1, terminating: 0, gone: 2, notRemoved: 0 }, 66.7, [{ namespace: "a", name: "p", status: "BLOCKED", reason: null, action: "EVICT", blockedBy: "ledger" }]),

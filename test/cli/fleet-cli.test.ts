@@ -34,9 +34,7 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
     const ledger = (sim.sim.cluster.list("pods", "payments") as any[]).filter((p) => p.metadata.labels?.app === "ledger");
     ledgerNode = ledger[0].spec.nodeName;
     const ledgerNodes = new Set(ledger.map((p) => p.spec.nodeName));
-    workers = sim.sim.cluster
-      .nodeNames()
-      .filter((n) => !n.startsWith("control-plane") && !ledgerNodes.has(n) && (sim.sim.cluster.podsOnNode(n) as any[]).some((p) => kindOf(p) === "ReplicaSet"));
+    workers = sim.sim.cluster.nodeNames().filter((n) => !n.startsWith("control-plane") && !ledgerNodes.has(n) && (sim.sim.cluster.podsOnNode(n) as any[]).some((p) => kindOf(p) === "ReplicaSet"));
     assert.ok(workers.length >= 3, "three plain workers");
     await eventually(async () => (await graphql(url, `{ clusters { synced } }`)).body.data?.clusters[0]?.synced, "the cluster synced", 20_000);
   });
@@ -48,22 +46,49 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
   test("nodes: kubectl get nodes' columns and values, CLUSTER first and usage last; -o wide, -l, json and csv", async () => {
     const { code, stdout } = await cli(["nodes"]);
     assert.equal(code, 0);
-    const [header, ...rows] = stdout.trimEnd().split("\n").map((l) => l.split(/\s{2,}/));
+    const [header, ...rows] = stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.split(/\s{2,}/));
     assert.deepEqual(header, ["CLUSTER", "NAME", "STATUS", "ROLES", "AGE", "VERSION", "CPU%", "MEMORY%"]);
-    const kubectl = (await sim.kubectl("get", "nodes", "--no-headers")).trimEnd().split("\n").map((l) => l.split(/\s{2,}/));
+    const kubectl = (await sim.kubectl("get", "nodes", "--no-headers"))
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.split(/\s{2,}/));
     // AGE aside: kubectl's is the simulator's (its clock runs 30 times as fast), ours the wall clock's.
     const noAge = (r: string[]) => [...r.slice(0, 3), ...r.slice(4)];
     assert.deepEqual(rows.map((r) => noAge(r.slice(1, 6))).sort(), kubectl.map(noAge).sort());
-    assert.ok(rows.every((r) => /^\d+d$/.test(r[4]!)), "the simulator's nodes are days old");
-    assert.ok(rows.every((r) => r[0] === "sim" && /^\d+%$/.test(r[6]!) && /^\d+%$/.test(r[7]!)), stdout);
+    assert.ok(
+      rows.every((r) => /^\d+d$/.test(r[4]!)),
+      "the simulator's nodes are days old",
+    );
+    assert.ok(
+      rows.every((r) => r[0] === "sim" && /^\d+%$/.test(r[6]!) && /^\d+%$/.test(r[7]!)),
+      stdout,
+    );
 
-    const wide = (await cli(["nodes", "-o", "wide"])).stdout.trimEnd().split("\n").map((l) => l.split(/\s{2,}/));
-    const kubectlWide = (await sim.kubectl("get", "nodes", "-o", "wide")).trimEnd().split("\n").map((l) => l.split(/\s{2,}/));
+    const wide = (await cli(["nodes", "-o", "wide"])).stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.split(/\s{2,}/));
+    const kubectlWide = (await sim.kubectl("get", "nodes", "-o", "wide"))
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.split(/\s{2,}/));
     assert.deepEqual(wide[0]!.slice(1, -2), kubectlWide[0]);
-    assert.deepEqual(wide.slice(1).map((r) => noAge(r.slice(1, -2))).sort(), kubectlWide.slice(1).map(noAge).sort());
+    assert.deepEqual(
+      wide
+        .slice(1)
+        .map((r) => noAge(r.slice(1, -2)))
+        .sort(),
+      kubectlWide.slice(1).map(noAge).sort(),
+    );
 
     const selected = (await cli(["nodes", "-l", "node-role.kubernetes.io/control-plane", "-o", "json"])).stdout;
-    assert.deepEqual(JSON.parse(selected).map((n: any) => n.name), sim.sim.cluster.nodeNames().filter((n) => n.startsWith("control-plane")));
+    assert.deepEqual(
+      JSON.parse(selected).map((n: any) => n.name),
+      sim.sim.cluster.nodeNames().filter((n) => n.startsWith("control-plane")),
+    );
     const csv = (await cli(["nodes", "--cluster", "sim", "-o", "csv"])).stdout.split("\r\n");
     assert.equal(csv[0], "cluster,name,status,roles,age,version,internal-ip,external-ip,os-image,kernel-version,container-runtime,cpu_percent,memory_percent,stale_since");
     assert.equal(csv.filter(Boolean).length, sim.sim.cluster.nodeNames().length + 1);
@@ -83,10 +108,15 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
     assert.equal((sim.sim.cluster.get("nodes", node) as any).spec.unschedulable, true);
     assert.deepEqual(await cli(["cordon", node]), { code: 0, stdout: `node/${node} already cordoned\n`, stderr: "" });
     assert.deepEqual(await cli(["uncordon", node]), { code: 0, stdout: `node/${node} uncordoned\n`, stderr: "" });
-    const events = await eventually(async () => {
-      const edges = (await graphql(url, `query($n: String) { maintenanceEvents(filter: { node: $n, kinds: [CORDONED] }) { edges { node { actor reason } } } }`, { n: node })).body.data.maintenanceEvents.edges;
-      return edges.length ? edges : undefined;
-    }, "the cordon recorded", 10_000);
+    const events = await eventually(
+      async () => {
+        const edges = (await graphql(url, `query($n: String) { maintenanceEvents(filter: { node: $n, kinds: [CORDONED] }) { edges { node { actor reason } } } }`, { n: node })).body.data
+          .maintenanceEvents.edges;
+        return edges.length ? edges : undefined;
+      },
+      "the cordon recorded",
+      10_000,
+    );
     assert.deepEqual(events[0].node, { actor: "local-admin", reason: "disk swap" });
     const missing = await cli(["cordon", "ghost"]);
     assert.equal(missing.code, 1);
@@ -147,8 +177,14 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const lines = run.stdout.trimEnd().split("\n");
     assert.equal(lines[0], `node/${node} cordoned`);
-    assert.ok(lines.some((l) => /^evicting pod \S+\/\S+$/.test(l)), run.stdout);
-    assert.ok(lines.some((l) => /^pod\/\S+ evicted$/.test(l)), run.stdout);
+    assert.ok(
+      lines.some((l) => /^evicting pod \S+\/\S+$/.test(l)),
+      run.stdout,
+    );
+    assert.ok(
+      lines.some((l) => /^pod\/\S+ evicted$/.test(l)),
+      run.stdout,
+    );
     assert.equal(lines.at(-1), `node/${node} drained`);
     assert.ok(!run.stdout.includes("\r"), "no terminal control when piped");
     assert.equal((sim.sim.cluster.podsOnNode(node) as any[]).filter((p) => kindOf(p) === "ReplicaSet").length, 0);

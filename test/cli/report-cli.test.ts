@@ -114,7 +114,7 @@ describe("node-inventory report availability", () => {
 
   test("dates the API would refuse are refused the same words, not rolled over: exit 2", async () => {
     for (const [args, why] of [
-      [["--from", "2026-02-31T00:00:00Z"], 'day 31 is not in February 2026 \\(01-28\\)'],
+      [["--from", "2026-02-31T00:00:00Z"], "day 31 is not in February 2026 \\(01-28\\)"],
       [["--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T24:00:00Z"], "hour 24 is not 00-23"],
       [["--from", "2026-11-01"], "not of the form"],
     ] as const) {

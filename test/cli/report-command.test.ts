@@ -5,13 +5,26 @@ import { ConfigError } from "../../src/config/config.js";
 import { buildSchema } from "../../src/graphql/schema.js";
 import { parseDuration, parseGroupBy, parsePodShape, planReport, REPORT_OPERATIONS } from "../../src/cli/report-command.js";
 import { availabilityOf } from "../../src/reports/availability-report.js";
-import { availabilityTable, capacityCsv, capacityTable, formatAvailability, formatDuration, formatPercent, type AvailabilityGroupData, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import {
+  availabilityTable,
+  capacityCsv,
+  capacityTable,
+  formatAvailability,
+  formatDuration,
+  formatPercent,
+  type AvailabilityGroupData,
+  type CapacityData,
+  type CapacityGroupData,
+} from "../../src/cli/report-format.js";
 import { toCsv } from "../../src/cli/output-escaping.js";
 
 const NOW = new Date("2026-11-29T12:00:00.000Z");
 
 function rejects(argv: string[], message: RegExp, env: NodeJS.ProcessEnv = {}) {
-  assert.throws(() => planReport(argv, env, NOW), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+  assert.throws(
+    () => planReport(argv, env, NOW),
+    (error: unknown) => error instanceof ConfigError && message.test(error.message),
+  );
 }
 
 describe("report command line", () => {
@@ -20,7 +33,15 @@ describe("report command line", () => {
     for (const [name, operation] of Object.entries(REPORT_OPERATIONS)) assert.deepEqual(validate(schema, parse(operation)).map(String), [], name);
   });
 
-  const durations: [string, number][] = [["45s", 45], ["30m", 1_800], ["12h", 43_200], ["7d", 604_800], ["2w", 1_209_600], ["1h30m", 5_400], ["300", 300]];
+  const durations: [string, number][] = [
+    ["45s", 45],
+    ["30m", 1_800],
+    ["12h", 43_200],
+    ["7d", 604_800],
+    ["2w", 1_209_600],
+    ["1h30m", 5_400],
+    ["300", 300],
+  ];
   for (const [text, seconds] of durations) test(`duration ${text} is ${seconds} s`, () => assert.equal(parseDuration(text, "--since"), seconds));
 
   test("group-by names map to the API's dimensions", () => {
@@ -50,7 +71,26 @@ describe("report command line", () => {
 
   test("availability with every option", () => {
     const plan = planReport(
-      ["availability", "--cluster", "prod", "--group-by", "zone,label:team", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-08T00:00:00Z", "--flap-threshold", "2m", "--nodes", "--format", "csv", "--url", "https://inv.example.com/", "--token", "t0k"],
+      [
+        "availability",
+        "--cluster",
+        "prod",
+        "--group-by",
+        "zone,label:team",
+        "--from",
+        "2026-11-01T00:00:00Z",
+        "--to",
+        "2026-11-08T00:00:00Z",
+        "--flap-threshold",
+        "2m",
+        "--nodes",
+        "--format",
+        "csv",
+        "--url",
+        "https://inv.example.com/",
+        "--token",
+        "t0k",
+      ],
       {},
       NOW,
     );
@@ -69,7 +109,11 @@ describe("report command line", () => {
     });
     assert.deepEqual(planReport(["availability", "--from", "2026-11-29T00:00:00Z"], {}, NOW).variables, { from: "2026-11-29T00:00:00.000Z", to: NOW.toISOString(), nodes: false });
     // An offset and a leap day, as the API reads them.
-    assert.deepEqual(planReport(["availability", "--from", "2028-02-29T01:00:00+01:00", "--to", "2028-03-01T00:00:00.5Z"], {}, NOW).variables, { from: "2028-02-29T00:00:00.000Z", to: "2028-03-01T00:00:00.500Z", nodes: false });
+    assert.deepEqual(planReport(["availability", "--from", "2028-02-29T01:00:00+01:00", "--to", "2028-03-01T00:00:00.5Z"], {}, NOW).variables, {
+      from: "2028-02-29T00:00:00.000Z",
+      to: "2028-03-01T00:00:00.500Z",
+      nodes: false,
+    });
   });
 
   test("capacity: trends only when a period is given, the pod shape as the API's input", () => {
@@ -103,9 +147,21 @@ describe("report command line", () => {
     ["--to before --from", ["availability", "--from", "2026-11-02T00:00:00Z", "--to", "2026-11-01T00:00:00Z"], /^--to must be after --from$/],
     ["a time that is none", ["availability", "--from", "yesterday"], /^--from: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "yesterday": not of the form/],
     // The API's parser: a day the month lacks, hour 24 and a date without a time are refused, never rolled over.
-    ["February 31st", ["availability", "--from", "2026-02-31T00:00:00Z"], /^--from: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-02-31T00:00:00Z": day 31 is not in February 2026 \(01-28\)$/],
-    ["hour 24", ["availability", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T24:00:00Z"], /^--to: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-11-01T24:00:00Z": hour 24 is not 00-23$/],
-    ["a date without a time", ["availability", "--from", "2026-11-01"], /^--from: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-11-01": not of the form YYYY-MM-DDThh:mm:ss\[\.fraction\]\(Z\|±hh:mm\)$/],
+    [
+      "February 31st",
+      ["availability", "--from", "2026-02-31T00:00:00Z"],
+      /^--from: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-02-31T00:00:00Z": day 31 is not in February 2026 \(01-28\)$/,
+    ],
+    [
+      "hour 24",
+      ["availability", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T24:00:00Z"],
+      /^--to: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-11-01T24:00:00Z": hour 24 is not 00-23$/,
+    ],
+    [
+      "a date without a time",
+      ["availability", "--from", "2026-11-01"],
+      /^--from: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-11-01": not of the form YYYY-MM-DDThh:mm:ss\[\.fraction\]\(Z\|±hh:mm\)$/,
+    ],
     ["a capacity trends period on February 30th", ["capacity", "--from", "2026-02-30T00:00:00Z"], /^--from: must be an RFC 3339 timestamp .*day 30 is not in February 2026/],
     ["a zero period", ["availability", "--since", "0s"], /^--since must be longer than 0s$/],
     ["a pod shape for availability", ["availability", "--pod-shape", "cpu=1,memory=1Gi"], /^--pod-shape is for report capacity$/],
@@ -197,7 +253,11 @@ describe("report output", () => {
     assert.equal(lines[1], "Not configured any more (recorded history only): old");
     assert.deepEqual(
       lines.slice(-4, -1).map((line) => line.split(/\s{2,}/).slice(0, 2)),
-      [["CLUSTER", "NODE"], ["old (not configured)", "a"], ["prod", "a"]],
+      [
+        ["CLUSTER", "NODE"],
+        ["old (not configured)", "a"],
+        ["prod", "a"],
+      ],
     );
   });
 

@@ -62,11 +62,15 @@ describe("normalised client caches page both ways without a warning", () => {
     ({ app, url } = await startTestApp({ clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, auth: { tokensFile: tokens.path } }));
     const viewer = bearer(TOKENS.viewer);
     // Every simulated node recorded as created: a history connection of a known length.
-    const listed = await eventually(async () => {
-      const { body } = await graphql(url, "{ nodes(first: 5000) { edges { node { id } } } nodeChanges(first: 5000, filter: { kinds: [CREATED] }) { edges { node { id } } } }", undefined, viewer);
-      const nodes = body.data?.nodes.edges.map((e: { node: { id: string } }) => e.node.id) ?? [];
-      return nodes.length === 8 && body.data.nodeChanges.edges.length >= nodes.length ? body.data : undefined;
-    }, "the nodes and their CREATED changes", 30_000);
+    const listed = await eventually(
+      async () => {
+        const { body } = await graphql(url, "{ nodes(first: 5000) { edges { node { id } } } nodeChanges(first: 5000, filter: { kinds: [CREATED] }) { edges { node { id } } } }", undefined, viewer);
+        const nodes = body.data?.nodes.edges.map((e: { node: { id: string } }) => e.node.id) ?? [];
+        return nodes.length === 8 && body.data.nodeChanges.edges.length >= nodes.length ? body.data : undefined;
+      },
+      "the nodes and their CREATED changes",
+      30_000,
+    );
     allNodes = listed.nodes.edges.map((e: { node: { id: string } }) => e.node.id);
     allChanges = (await graphql(url, "{ nodeChanges(first: 5000) { edges { node { id } } } }", undefined, viewer)).body.data.nodeChanges.edges.map((e: { node: { id: string } }) => e.node.id);
   });
@@ -82,7 +86,10 @@ describe("normalised client caches page both ways without a warning", () => {
       cache: new InMemoryCache({ typePolicies: { Query: { fields: { nodes: relayStylePagination(["cluster", "filter", "orderBy"]), nodeChanges: relayStylePagination(["filter"]) } } } }),
     });
     const said = await warningsDuring(async () => {
-      for (const [query, field, all] of [[NODES, "nodes", allNodes], [CHANGES, "nodeChanges", allChanges]] as const) {
+      for (const [query, field, all] of [
+        [NODES, "nodes", allNodes],
+        [CHANGES, "nodeChanges", allChanges],
+      ] as const) {
         const document = gql(query);
         // Each page from the network; relayStylePagination answers with the pages merged.
         const page = async (variables: Record<string, unknown>) => ((await client.query({ query: document, variables, fetchPolicy: "network-only" })).data as any)[field];
@@ -103,7 +110,10 @@ describe("normalised client caches page both ways without a warning", () => {
       }
       // Normalised by id: every cluster and node has an entry of its own.
       const entries = Object.keys(client.cache.extract() as object);
-      assert.ok(entries.some((key) => key.startsWith("Cluster:")), entries.join());
+      assert.ok(
+        entries.some((key) => key.startsWith("Cluster:")),
+        entries.join(),
+      );
       assert.ok(entries.includes(`Node:${allNodes[0]}`));
     });
     assert.deepEqual(said, []);
@@ -117,13 +127,19 @@ describe("normalised client caches page both ways without a warning", () => {
       exchanges: [cacheExchange({ resolvers: { Query: { nodes: relayPagination(), nodeChanges: relayPagination() } } }), fetchExchange],
     });
     const said = await warningsDuring(async () => {
-      for (const [query, field, all] of [[NODES, "nodes", allNodes], [CHANGES, "nodeChanges", allChanges]] as const) {
+      for (const [query, field, all] of [
+        [NODES, "nodes", allNodes],
+        [CHANGES, "nodeChanges", allChanges],
+      ] as const) {
         const first = await client.query(query, { first: 3 }).toPromise();
         assert.equal(first.error, undefined, String(first.error));
         const endCursor = first.data[field].pageInfo.endCursor;
         const merged = await client.query(query, { first: 3, after: endCursor }).toPromise();
         // relayPagination answers with every page fetched so far, merged.
-        assert.deepEqual(merged.data[field].edges.map((e: any) => e.node.id), all.slice(0, 6));
+        assert.deepEqual(
+          merged.data[field].edges.map((e: any) => e.node.id),
+          all.slice(0, 6),
+        );
         const last = await client.query(query, { last: 2 }).toPromise();
         assert.deepEqual(last.data[field].edges.map((e: any) => e.node.id).slice(-2), all.slice(-2));
         const before = await client.query(query, { last: 2, before: last.data[field].pageInfo.startCursor }).toPromise();

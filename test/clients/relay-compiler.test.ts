@@ -65,7 +65,11 @@ describe("relay-compiler", () => {
     const schema = buildSchema(SCHEMA_SDL);
     const textOf = async (name: string): Promise<string> => (await import(pathToFileURL(join(generated, `${name}.graphql.js`)).href)).default.params.text;
     for (const name of ["InventoryNodesPaginationQuery", "InventoryChangesPaginationQuery"]) {
-      assert.deepEqual(validate(schema, parse(await textOf(name))).map((e) => e.message), [], name);
+      assert.deepEqual(
+        validate(schema, parse(await textOf(name))).map((e) => e.message),
+        [],
+        name,
+      );
     }
     const back = await textOf("InventoryChangesPaginationQuery");
     assert.match(back, /pageInfo \{\s+hasPreviousPage\s+startCursor\s+\}/);

@@ -1,17 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
-import {
-  hasStatusCause,
-  isConflict,
-  isForbidden,
-  isNotFound,
-  isTooManyRequests,
-  KubeApiError,
-  KubeClient,
-  kubeErrorDetail,
-  KubeRequestError,
-} from "../../src/cluster/kube-client.js";
+import { hasStatusCause, isConflict, isForbidden, isNotFound, isTooManyRequests, KubeApiError, KubeClient, kubeErrorDetail, KubeRequestError } from "../../src/cluster/kube-client.js";
 import { startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
 const PREDICATES = { isNotFound, isConflict, isTooManyRequests, isForbidden } as const;

@@ -17,7 +17,19 @@ describe("stripNodeEvent reads both event shapes as kubectl get events does", ()
         source: { component: "kubelet", host: "n1" },
         reportingComponent: "kubelet",
       }),
-      { cluster: "c1", id: "u1", node: "n1", key: "default/n1.17a", type: "Normal", reason: "NodeReady", message: "Node n1 status is now: NodeReady", count: 3, firstSeen: "2026-01-01T00:00:00Z", lastSeen: "2026-01-01T00:05:00Z", source: "kubelet" },
+      {
+        cluster: "c1",
+        id: "u1",
+        node: "n1",
+        key: "default/n1.17a",
+        type: "Normal",
+        reason: "NodeReady",
+        message: "Node n1 status is now: NodeReady",
+        count: 3,
+        firstSeen: "2026-01-01T00:00:00Z",
+        lastSeen: "2026-01-01T00:05:00Z",
+        source: "kubelet",
+      },
     );
   });
 

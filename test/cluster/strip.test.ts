@@ -38,41 +38,17 @@ describe("stripPod computes requests as kubectl describe node (component-helpers
     ["whole cores read as millicores", { containers: [c(req("1")), c(req("0.5"))] }, { cpu: 1500 }],
     ["only resources that appear count", { containers: [c(req(undefined, "64Mi"))] }, { memory: 67108864 }],
     ["an explicit zero still appears", { containers: [c(req("0"))] }, { cpu: 0 }],
-    [
-      "an init container larger than the containers wins: 100m+200m vs 500m",
-      { containers: [c(req("100m")), c(req("200m"))], initContainers: [c(req("500m"))] },
-      { cpu: 500 },
-    ],
-    [
-      "init containers compete as a maximum, not a sum",
-      { containers: [c(req("100m"))], initContainers: [c(req("400m")), c(req("300m"))] },
-      { cpu: 400 },
-    ],
-    [
-      "a smaller init container changes nothing",
-      { containers: [c(req("300m", "1Gi"))], initContainers: [c(req("200m", "2Gi"))] },
-      { cpu: 300, memory: 2147483648 },
-    ],
-    [
-      "an init-only resource still counts",
-      { containers: [c(req("100m"))], initContainers: [c(req(undefined, "10Mi"))] },
-      { cpu: 100, memory: 10485760 },
-    ],
-    [
-      "a sidecar started before a 500m init: max(300+50, 50+500) = 550m",
-      { containers: [c(req("100m")), c(req("200m"))], initContainers: [sidecar(req("50m")), c(req("500m"))] },
-      { cpu: 550 },
-    ],
+    ["an init container larger than the containers wins: 100m+200m vs 500m", { containers: [c(req("100m")), c(req("200m"))], initContainers: [c(req("500m"))] }, { cpu: 500 }],
+    ["init containers compete as a maximum, not a sum", { containers: [c(req("100m"))], initContainers: [c(req("400m")), c(req("300m"))] }, { cpu: 400 }],
+    ["a smaller init container changes nothing", { containers: [c(req("300m", "1Gi"))], initContainers: [c(req("200m", "2Gi"))] }, { cpu: 300, memory: 2147483648 }],
+    ["an init-only resource still counts", { containers: [c(req("100m"))], initContainers: [c(req(undefined, "10Mi"))] }, { cpu: 100, memory: 10485760 }],
+    ["a sidecar started before a 500m init: max(300+50, 50+500) = 550m", { containers: [c(req("100m")), c(req("200m"))], initContainers: [sidecar(req("50m")), c(req("500m"))] }, { cpu: 550 }],
     [
       "a sidecar started after the init container does not add to it: max(300+50, 500)",
       { containers: [c(req("100m")), c(req("200m"))], initContainers: [c(req("500m")), sidecar(req("50m"))] },
       { cpu: 500 },
     ],
-    [
-      "a sidecar adds to the running sum when init containers are small",
-      { containers: [c(req("300m"))], initContainers: [sidecar(req("50m")), c(req("100m"))] },
-      { cpu: 350 },
-    ],
+    ["a sidecar adds to the running sum when init containers are small", { containers: [c(req("300m"))], initContainers: [sidecar(req("50m")), c(req("100m"))] }, { cpu: 350 }],
     [
       "sidecars accumulate for later init containers: max(100+10+20, 10+20+200)",
       {
@@ -86,21 +62,9 @@ describe("stripPod computes requests as kubectl describe node (component-helpers
       { containers: [c(req(undefined, "1Mi"))], initContainers: [sidecar(req("50m")), c(req(undefined, "2Mi"))] },
       { cpu: 50, memory: 2097152 },
     ],
-    [
-      "overhead is added to every request",
-      { containers: [c(req("100m", "64Mi"))], overhead: { cpu: "250m", memory: "120Mi" } },
-      { cpu: 350, memory: 184 * 1024 * 1024 },
-    ],
-    [
-      "overhead adds resources no container requests",
-      { containers: [c({})], overhead: { cpu: "10m" } },
-      { cpu: 10 },
-    ],
-    [
-      "overhead is added after the init maximum",
-      { containers: [c(req("100m"))], initContainers: [c(req("500m"))], overhead: { cpu: "50m" } },
-      { cpu: 550 },
-    ],
+    ["overhead is added to every request", { containers: [c(req("100m", "64Mi"))], overhead: { cpu: "250m", memory: "120Mi" } }, { cpu: 350, memory: 184 * 1024 * 1024 }],
+    ["overhead adds resources no container requests", { containers: [c({})], overhead: { cpu: "10m" } }, { cpu: 10 }],
+    ["overhead is added after the init maximum", { containers: [c(req("100m"))], initContainers: [c(req("500m"))], overhead: { cpu: "50m" } }, { cpu: 550 }],
     [
       "pod-level requests replace the container aggregate for cpu and memory",
       { containers: [c(req("100m", "64Mi"))], resources: { requests: { cpu: "1", memory: "1Gi" } } },
@@ -115,21 +79,9 @@ describe("stripPod computes requests as kubectl describe node (component-helpers
       },
       { cpu: 2100, "ephemeral-storage": 1073741824 },
     ],
-    [
-      "fractions are summed exactly before rounding: 0.5m + 0.5m = 1m",
-      { containers: [c(req("0.5m")), c(req("0.5m"))] },
-      { cpu: 1 },
-    ],
-    [
-      "decimal and binary memory add exactly",
-      { containers: [c(req(undefined, "1G")), c(req(undefined, "1Gi"))] },
-      { memory: 1_000_000_000 + 1_073_741_824 },
-    ],
-    [
-      "extended resources are counts",
-      { containers: [c({ requests: { "nvidia.com/gpu": "2" } }), c({ requests: { "nvidia.com/gpu": "1" } })] },
-      { "nvidia.com/gpu": 3 },
-    ],
+    ["fractions are summed exactly before rounding: 0.5m + 0.5m = 1m", { containers: [c(req("0.5m")), c(req("0.5m"))] }, { cpu: 1 }],
+    ["decimal and binary memory add exactly", { containers: [c(req(undefined, "1G")), c(req(undefined, "1Gi"))] }, { memory: 1_000_000_000 + 1_073_741_824 }],
+    ["extended resources are counts", { containers: [c({ requests: { "nvidia.com/gpu": "2" } }), c({ requests: { "nvidia.com/gpu": "1" } })] }, { "nvidia.com/gpu": 3 }],
   ];
   for (const [name, spec, expected] of cases) {
     test(name, () => assert.deepEqual({ ...stripPod("c1", podWith(spec)).requests }, expected));
@@ -143,31 +95,11 @@ describe("stripPod computes limits as kubectl describe node (component-helpers P
   const cases: [string, PodSpecCase, Record<string, number>][] = [
     ["no limits", { containers: [c(req("100m"))] }, {}],
     ["containers are summed", { containers: [c(lim("1", "1Gi")), c(lim("500m"))] }, { cpu: 1500, memory: 1073741824 }],
-    [
-      "init containers as a maximum, sidecars added",
-      { containers: [c(lim("300m"))], initContainers: [sidecar(lim("100m")), c(lim("1"))] },
-      { cpu: 1100 },
-    ],
-    [
-      "overhead is added only to limits that are present",
-      { containers: [c(lim("1"))], overhead: { cpu: "100m", memory: "64Mi" } },
-      { cpu: 1100 },
-    ],
-    [
-      "overhead is not added to a zero limit",
-      { containers: [c(lim("0", "1Gi"))], overhead: { cpu: "100m", memory: "1Mi" } },
-      { cpu: 0, memory: 1073741824 + 1048576 },
-    ],
-    [
-      "pod-level limits replace the container aggregate",
-      { containers: [c(lim("1"))], resources: { limits: { cpu: "4" } } },
-      { cpu: 4000 },
-    ],
-    [
-      "pod-level requests alone do not invent limits",
-      { containers: [c(lim("1"))], resources: { requests: { cpu: "2" } } },
-      { cpu: 1000 },
-    ],
+    ["init containers as a maximum, sidecars added", { containers: [c(lim("300m"))], initContainers: [sidecar(lim("100m")), c(lim("1"))] }, { cpu: 1100 }],
+    ["overhead is added only to limits that are present", { containers: [c(lim("1"))], overhead: { cpu: "100m", memory: "64Mi" } }, { cpu: 1100 }],
+    ["overhead is not added to a zero limit", { containers: [c(lim("0", "1Gi"))], overhead: { cpu: "100m", memory: "1Mi" } }, { cpu: 0, memory: 1073741824 + 1048576 }],
+    ["pod-level limits replace the container aggregate", { containers: [c(lim("1"))], resources: { limits: { cpu: "4" } } }, { cpu: 4000 }],
+    ["pod-level requests alone do not invent limits", { containers: [c(lim("1"))], resources: { requests: { cpu: "2" } } }, { cpu: 1000 }],
   ];
   for (const [name, spec, expected] of cases) {
     test(name, () => assert.deepEqual({ ...stripPod("c1", podWith(spec)).limits }, expected));
@@ -194,7 +126,10 @@ describe("stripPod keeps what the model has", () => {
     spec: {
       nodeName: "n1",
       terminationGracePeriodSeconds: 30,
-      volumes: [{ name: "cfg", configMap: { name: "x" } }, { name: "tmp", emptyDir: {} }],
+      volumes: [
+        { name: "cfg", configMap: { name: "x" } },
+        { name: "tmp", emptyDir: {} },
+      ],
       containers: [{ name: "c", resources: { requests: { cpu: "100m" }, limits: { memory: "200Mi" } } }],
     },
     status: { phase: "Running", podIP: "10.0.0.1" },
@@ -238,7 +173,11 @@ describe("stripPod keeps what the model has", () => {
     ["a DaemonSet pod's: no limit", [{ key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute" }], { "node.kubernetes.io/not-ready": -1 }],
     ["operator Exists without a key tolerates everything forever", [{ operator: "Exists" }], { "node.kubernetes.io/not-ready": -1, "node.kubernetes.io/unreachable": -1 }],
     ["a NoSchedule toleration does not count", [{ key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoSchedule", tolerationSeconds: 5 }], {}],
-    ["the first matching toleration is used; a negative time is zero", [{ key: "node.kubernetes.io/unreachable", effect: "NoExecute", tolerationSeconds: -4 }, { operator: "Exists" }], { "node.kubernetes.io/not-ready": -1, "node.kubernetes.io/unreachable": 0 }],
+    [
+      "the first matching toleration is used; a negative time is zero",
+      [{ key: "node.kubernetes.io/unreachable", effect: "NoExecute", tolerationSeconds: -4 }, { operator: "Exists" }],
+      { "node.kubernetes.io/not-ready": -1, "node.kubernetes.io/unreachable": 0 },
+    ],
     ["Equal needs the taint's empty value", [{ key: "node.kubernetes.io/not-ready", operator: "Equal", value: "x", effect: "NoExecute" }], {}],
   ];
   for (const [name, tolerations, expected] of tolerationCases) {
@@ -311,7 +250,10 @@ describe("stripNode keeps what the model has", () => {
         { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory", lastHeartbeatTime: "2026-01-01T00:00:00Z", lastTransitionTime: "2025-12-01T08:00:00Z" },
         { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" },
       ],
-      addresses: [{ type: "InternalIP", address: "10.0.1.23" }, { type: "Hostname", address: "ip-10-0-1-23" }],
+      addresses: [
+        { type: "InternalIP", address: "10.0.1.23" },
+        { type: "Hostname", address: "ip-10-0-1-23" },
+      ],
       nodeInfo: {
         kubeletVersion: "v1.31.2",
         containerRuntimeVersion: "containerd://1.7.22",
@@ -343,7 +285,10 @@ describe("stripNode keeps what the model has", () => {
         { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory", lastHeartbeatTime: "2026-01-01T00:00:00Z", lastTransitionTime: "2025-12-01T08:00:00Z" },
         { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" },
       ],
-      addresses: [{ type: "InternalIP", address: "10.0.1.23" }, { type: "Hostname", address: "ip-10-0-1-23" }],
+      addresses: [
+        { type: "InternalIP", address: "10.0.1.23" },
+        { type: "Hostname", address: "ip-10-0-1-23" },
+      ],
       nodeInfo: {
         kubeletVersion: "v1.31.2",
         containerRuntimeVersion: "containerd://1.7.22",
@@ -383,7 +328,11 @@ describe("stripNode keeps what the model has", () => {
     ]);
     assert.deepEqual(details.volumesInUse, ["kubernetes.io/csi/ebs.csi.aws.com^vol-1"]);
     assert.equal(details.images.length, 200, "at most 200 images are kept");
-    assert.deepEqual(details.images.slice(0, 3), [{ names: ["big@sha256:aa", "big:1"], sizeBytes: 3_000_000 }, { names: ["small:1"], sizeBytes: 10 }, { names: [], sizeBytes: 5 }]);
+    assert.deepEqual(details.images.slice(0, 3), [
+      { names: ["big@sha256:aa", "big:1"], sizeBytes: 3_000_000 },
+      { names: ["small:1"], sizeBytes: 10 },
+      { names: [], sizeBytes: 5 },
+    ]);
     assert.equal(stripNode("c1", { spec: { podCIDR: "10.1.0.0/24" } }).details!.podCIDRs[0], "10.1.0.0/24");
   });
 

@@ -125,11 +125,14 @@ describe("the watch-list protocol in the simulator", () => {
   test("sendInitialEvents without resourceVersionMatch=NotOlderThan or without bookmarks, resourceVersionMatch on a plain watch, and sendInitialEvents on a LIST are 422 Invalid ListOptions", async () => {
     sim = await startSimulator({ port: 0, nodes: 2, seed: 2, churn: 0, clockSpeed: 0 });
     const cases: [string, string][] = [
-      ["watch=true&sendInitialEvents=true&allowWatchBookmarks=true", "resourceVersionMatch: Invalid value: \"\": sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"],
+      ["watch=true&sendInitialEvents=true&allowWatchBookmarks=true", 'resourceVersionMatch: Invalid value: "": sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'],
       ["watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true"],
       ["watch=true&resourceVersionMatch=NotOlderThan", "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"],
       // Both of ValidateListOptions's errors, in its order, as the apiserver aggregates them.
-      ["sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list]"],
+      [
+        "sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+        "[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list]",
+      ],
     ];
     for (const [query, cause] of cases) {
       const response = await fetch(`${sim.url}/api/v1/pods?${query}`);
@@ -188,7 +191,10 @@ describe("the reflector loads the initial state", () => {
     const requests = await eventually(() => requestsFor(sim, "/api/v1/pods").length >= pages + 2 && requestsFor(sim, "/api/v1/pods"), "the refused watch-list, the pages and a watch", 10_000);
     assert.ok(pages > 1, `${pods.length} pods make several pages`);
     assert.equal(requests[0], "watch 422 watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1");
-    assert.deepEqual(requests.slice(1, 1 + pages).map((r) => r.split(" ").slice(0, 2).join(" ")), Array(pages).fill("list 200"));
+    assert.deepEqual(
+      requests.slice(1, 1 + pages).map((r) => r.split(" ").slice(0, 2).join(" ")),
+      Array(pages).fill("list 200"),
+    );
     assert.equal(requests[1], "list 200 limit=50");
     assert.match(requests[1 + pages]!, /^watch 200 watch=true&resourceVersion=\d+&allowWatchBookmarks=true&timeoutSeconds=1$/);
     // Refused once, never asked again.
@@ -201,7 +207,15 @@ describe("the reflector loads the initial state", () => {
     const server = createServer((_req, res) => void held.push(res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const kubeConfig = kubeConfigForServer(server, "silent");
-    const reflector = new Reflector<string>({ resource: "pods", path: "/api/v1/pods", client: new KubeClient(kubeConfig), transform: () => "", sink: recordingSink().sink, logger: quiet, watchList: false });
+    const reflector = new Reflector<string>({
+      resource: "pods",
+      path: "/api/v1/pods",
+      client: new KubeClient(kubeConfig),
+      transform: () => "",
+      sink: recordingSink().sink,
+      logger: quiet,
+      watchList: false,
+    });
     try {
       reflector.start();
       await eventually(() => held.length === 1, "the LIST request", 10_000);

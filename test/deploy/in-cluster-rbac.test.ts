@@ -26,10 +26,20 @@ const NODE_FIELDS = "clusters { name synced lastError metricsAvailable }";
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
 /** The program's JSON log lines with this message. */
 const logLines = (program: RunningProgram, msg: string): { err: string; resource?: string }[] =>
-  program.stdout().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).filter((l) => l.msg === msg);
+  program
+    .stdout()
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.msg === msg);
 /** The first JSON log line of the program with this message. */
 const logLine = (program: RunningProgram, msg: string): { err: string } | undefined =>
-  program.stdout().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((l) => l.msg === msg);
+  program
+    .stdout()
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l))
+    .find((l) => l.msg === msg);
 const describeRule = (rule: Rule) => `${rule.resources.join(",")}${rule.apiGroups[0] ? `.${rule.apiGroups[0]}` : ""}: ${rule.verbs.join(", ")}`;
 
 describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
@@ -64,10 +74,14 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
   const drain = (program: RunningProgram, node: string) =>
     gql(program, `mutation($n: String!) { drainNode(name: $n, options: { ignoreDaemonSets: true, deleteEmptyDirData: true, force: true }) { id status message } }`, { n: node }, TOKENS.operator);
   const drainEnded = (program: RunningProgram, id: string) =>
-    eventually(async () => {
-      const op = (await gql(program, `query($id: ID!) { drainOperation(id: $id) { status message pods { name status reason } } }`, { id })).data?.drainOperation;
-      return op && op.status !== "PENDING" && op.status !== "RUNNING" ? op : undefined;
-    }, "the drain to end", 60_000);
+    eventually(
+      async () => {
+        const op = (await gql(program, `query($id: ID!) { drainOperation(id: $id) { status message pods { name status reason } } }`, { id })).data?.drainOperation;
+        return op && op.status !== "PENDING" && op.status !== "RUNNING" ? op : undefined;
+      },
+      "the drain to end",
+      60_000,
+    );
   const unschedulable = async (node: string) => (await kubectl("get", "node", node, "-o", "jsonpath={.spec.unschedulable}")).stdout;
 
   before(async () => {
@@ -133,23 +147,38 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
   test("with only that token it syncs, records history, holds its Lease, samples metrics, cordons and drains", async () => {
     const program = await serve();
     try {
-      const ready = await eventually(async () => {
-        const res = await fetch(`${program.url}/readyz`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } });
-        return res.status === 200 ? res.json() : undefined;
-      }, "ready", 60_000);
+      const ready = await eventually(
+        async () => {
+          const res = await fetch(`${program.url}/readyz`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } });
+          return res.status === 200 ? res.json() : undefined;
+        },
+        "ready",
+        60_000,
+      );
       assert.deepEqual((ready as any).checks["cluster:in-cluster"], { ok: true });
-      const status = await eventually(async () => {
-        const c = (await gql(program, `{ ${NODE_FIELDS} }`)).data?.clusters[0];
-        return c?.synced && c.metricsAvailable ? c : undefined;
-      }, "synced with metrics", 30_000);
+      const status = await eventually(
+        async () => {
+          const c = (await gql(program, `{ ${NODE_FIELDS} }`)).data?.clusters[0];
+          return c?.synced && c.metricsAvailable ? c : undefined;
+        },
+        "synced with metrics",
+        30_000,
+      );
       assert.deepEqual(status, { name: "in-cluster", synced: true, lastError: null, metricsAvailable: true });
       const usage = (await gql(program, "{ nodes { totalCount edges { node { usage { cpuMillicores } } } } }")).data.nodes;
       assert.equal(usage.totalCount, 6);
-      assert.ok(usage.edges.every((e: any) => e.node.usage?.cpuMillicores > 0), "every node's usage sampled");
-      const history = await eventually(async () => {
-        const h = (await gql(program, "{ service { history { leaderOf recordedChanges leases { lease held holder } } } }")).data?.service.history;
-        return h?.leaderOf.length && h.recordedChanges >= 6 ? h : undefined;
-      }, "history recorded", 30_000);
+      assert.ok(
+        usage.edges.every((e: any) => e.node.usage?.cpuMillicores > 0),
+        "every node's usage sampled",
+      );
+      const history = await eventually(
+        async () => {
+          const h = (await gql(program, "{ service { history { leaderOf recordedChanges leases { lease held holder } } } }")).data?.service.history;
+          return h?.leaderOf.length && h.recordedChanges >= 6 ? h : undefined;
+        },
+        "history recorded",
+        30_000,
+      );
       assert.deepEqual(history.leaderOf, ["in-cluster"]);
       assert.match(history.leases[0].lease, /^node-inventory\/node-inventory-history-[0-9a-f]{12}$/);
       const lease = JSON.parse((await kubectl("get", "lease", history.leases[0].lease.split("/")[1], "-n", "node-inventory", "-o", "json")).stdout);
@@ -186,14 +215,20 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
       try {
         const key = c.name.split(":")[0];
         if (key === "nodes" || key === "pods") {
-          const status = await eventually(async () => (await gql(program, `{ ${NODE_FIELDS} }`)).data?.clusters[0]?.lastError && (await gql(program, `{ ${NODE_FIELDS} }`)).data.clusters[0], "the cluster's error", 30_000);
+          const status = await eventually(
+            async () => (await gql(program, `{ ${NODE_FIELDS} }`)).data?.clusters[0]?.lastError && (await gql(program, `{ ${NODE_FIELDS} }`)).data.clusters[0],
+            "the cluster's error",
+            30_000,
+          );
           const resource = key;
           const expected = `${resource} is forbidden: User "${SA}" cannot list resource "${resource}" in API group "" at the cluster scope`;
           assert.equal(status.lastError, expected);
           assert.equal(status.synced, false);
           const readiness = (await (await fetch(`${program.url}/readyz`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } })).json()) as any;
           assert.deepEqual(readiness.checks["cluster:in-cluster"], { ok: true, detail: `forbidden: ${expected}` });
-          seen.push(`not synced; \`clusters { lastError }\`: ${expected}; \`/readyz\` check \`cluster:in-cluster\`: \`forbidden: ${resource} is forbidden: …\` (ready: a failed cluster never holds the others back)`);
+          seen.push(
+            `not synced; \`clusters { lastError }\`: ${expected}; \`/readyz\` check \`cluster:in-cluster\`: \`forbidden: ${resource} is forbidden: …\` (ready: a failed cluster never holds the others back)`,
+          );
         } else {
           await eventually(async () => (await gql(program, `{ ${NODE_FIELDS} }`)).data?.clusters[0]?.synced, "synced", 30_000);
         }
@@ -208,10 +243,17 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
         }
         if (c.role === "lease") {
           const line = await eventually(() => logLine(program, "lease check failed"), "the lease check refused", 30_000);
-          assert.match(line.err, new RegExp(`^GET /apis/coordination.k8s.io/v1/namespaces/node-inventory/leases/node-inventory-history-[0-9a-f]{12}: leases.coordination.k8s.io "node-inventory-history-[0-9a-f]{12}" is forbidden: User "${SA}" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "node-inventory"$`));
+          assert.match(
+            line.err,
+            new RegExp(
+              `^GET /apis/coordination.k8s.io/v1/namespaces/node-inventory/leases/node-inventory-history-[0-9a-f]{12}: leases.coordination.k8s.io "node-inventory-history-[0-9a-f]{12}" is forbidden: User "${SA}" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "node-inventory"$`,
+            ),
+          );
           const history = (await gql(program, "{ service { history { leaderOf leases { held holder } } } }")).data.service.history;
           assert.deepEqual(history, { leaderOf: [], leases: [{ held: false, holder: null }] });
-          seen.push(`no history is recorded (\`service { history { leaderOf } }\` is empty, no Lease holder); logged with backoff: "lease check failed" leases.coordination.k8s.io "node-inventory-history-…" is forbidden: … cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "node-inventory"`);
+          seen.push(
+            `no history is recorded (\`service { history { leaderOf } }\` is empty, no Lease holder); logged with backoff: "lease check failed" leases.coordination.k8s.io "node-inventory-history-…" is forbidden: … cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "node-inventory"`,
+          );
         }
         if (key === "events" || c.role === "node-leases") {
           const resource = key === "events" ? "events" : "node leases";
@@ -222,7 +264,9 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
               : `leases.coordination.k8s.io is forbidden: User "${SA}" cannot list resource "leases" in API group "coordination.k8s.io" in the namespace "kube-node-lease"`;
           assert.equal(line.err, expected);
           if (key !== "events") assert.equal((await gql(program, `query($n: String!) { node(name: $n) { heartbeatTime } }`, { n: worker })).data.node.heartbeatTime, null);
-          seen.push(`${key === "events" ? "no events about nodes are cached or recorded" : "`Node.heartbeatTime` is null"} (the inventory itself is synced and ready); logged with backoff: "list/watch failed: retrying" (resource ${resource}) ${expected}`);
+          seen.push(
+            `${key === "events" ? "no events about nodes are cached or recorded" : "`Node.heartbeatTime` is null"} (the inventory itself is synced and ready); logged with backoff: "list/watch failed: retrying" (resource ${resource}) ${expected}`,
+          );
         }
         // A drain of a worker, as an operator would start it.
         const started = await drain(program, worker);
@@ -277,26 +321,48 @@ describe("in-cluster with the rendered RBAC, against sim --rbac --tls", () => {
       assert.equal(refused.errors?.[0]?.message, `cluster "in-cluster" refused: nodes "${worker}" is forbidden: User "otto" cannot get resource "nodes" in API group "" at the cluster scope`);
       // Now otto may read and cordon nodes, list pods and read DaemonSets, but evict nothing.
       await apply(
-        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "cordoner" }, rules: [
-          { apiGroups: [""], resources: ["nodes"], verbs: ["get", "patch"] },
-          { apiGroups: [""], resources: ["pods"], verbs: ["list", "get"] },
-          { apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["get"] },
-        ] },
-        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "otto-cordoner" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cordoner" }, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "otto" }] },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: "cordoner" },
+          rules: [
+            { apiGroups: [""], resources: ["nodes"], verbs: ["get", "patch"] },
+            { apiGroups: [""], resources: ["pods"], verbs: ["list", "get"] },
+            { apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["get"] },
+          ],
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: "otto-cordoner" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cordoner" },
+          subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "otto" }],
+        },
       );
       const drained = await drain(program, worker);
       assert.equal(drained.errors?.[0]?.extensions.code, "FORBIDDEN");
-      assert.match(drained.errors![0]!.message, new RegExp(`^cluster "in-cluster" refused: otto may not drain node "${worker}": cannot create pods/eviction in namespace "[^"]+"(, create pods/eviction in namespace "[^"]+")*.*; nothing was changed$`));
+      assert.match(
+        drained.errors![0]!.message,
+        new RegExp(
+          `^cluster "in-cluster" refused: otto may not drain node "${worker}": cannot create pods/eviction in namespace "[^"]+"(, create pods/eviction in namespace "[^"]+")*.*; nothing was changed$`,
+        ),
+      );
       assert.equal(await unschedulable(worker), "", "the node was not cordoned");
       const cordoned = await gql(program, `mutation($n: String!) { cordonNode(name: $n) { unschedulable } }`, { n: worker }, TOKENS.operator);
       assert.deepEqual(cordoned.data, { cordonNode: { unschedulable: true } });
       const annotations = JSON.parse((await kubectl("get", "node", worker, "-o", "json")).stdout).metadata.annotations as Record<string, string>;
-      assert.ok(Object.values(annotations).some((v) => v.includes('"actor":"otto"')), "the cordon is the caller's");
+      assert.ok(
+        Object.values(annotations).some((v) => v.includes('"actor":"otto"')),
+        "the cordon is the caller's",
+      );
       // Without the component's binding the service may not act as anyone: the cluster says so.
       assert.equal((await kubectl("delete", "clusterrolebinding", "node-inventory-impersonate")).code, 0);
       const unimpersonated = await gql(program, `mutation($n: String!) { uncordonNode(name: $n) { unschedulable } }`, { n: worker }, TOKENS.operator);
       assert.equal(unimpersonated.errors?.[0]?.extensions.code, "FORBIDDEN");
-      assert.equal(unimpersonated.errors?.[0]?.message, `cluster "in-cluster" refused: users "otto" is forbidden: User "${SA}" cannot impersonate resource "users" in API group "" at the cluster scope`);
+      assert.equal(
+        unimpersonated.errors?.[0]?.message,
+        `cluster "in-cluster" refused: users "otto" is forbidden: User "${SA}" cannot impersonate resource "users" in API group "" at the cluster scope`,
+      );
     } finally {
       assert.equal((await program.terminate()).code, 0);
       await kubectl("uncordon", worker);

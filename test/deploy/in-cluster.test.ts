@@ -105,8 +105,15 @@ describe("the real program in-cluster", () => {
       });
       const body = (await res.json()) as { data: { clusters: { name: string; simulated: boolean }[]; nodes: { totalCount: number } } };
       assert.deepEqual(body.data, { clusters: [{ name: "in-cluster", simulated: false }], nodes: { totalCount: 4 } });
-      const watching = program.stdout().split("\n").filter((l) => l.includes('"watching clusters"')).map((l) => JSON.parse(l));
-      assert.deepEqual(watching.map((l) => [l.source, l.clusters]), [["in-cluster", ["in-cluster"]]]);
+      const watching = program
+        .stdout()
+        .split("\n")
+        .filter((l) => l.includes('"watching clusters"'))
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(
+        watching.map((l) => [l.source, l.clusters]),
+        [["in-cluster", ["in-cluster"]]],
+      );
     } finally {
       assert.equal((await program.terminate()).code, 0);
     }

@@ -24,20 +24,25 @@ type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resou
 
 /** Every (group, resource, verb) a set of rules grants, as "group/resource:verb". */
 function grants(rules: Rule[]): string[] {
-  return rules.flatMap((rule) =>
-    (rule.apiGroups ?? []).flatMap((group) => (rule.resources ?? []).flatMap((resource) => rule.verbs.map((verb) => `${group}/${resource}:${verb}`))),
-  );
+  return rules.flatMap((rule) => (rule.apiGroups ?? []).flatMap((group) => (rule.resources ?? []).flatMap((resource) => rule.verbs.map((verb) => `${group}/${resource}:${verb}`))));
 }
 
 const rbacRules = (objects: KubeObject[]): Rule[] => objects.filter((o) => o.kind === "ClusterRole" || o.kind === "Role").flatMap((o) => o.rules as Rule[]);
 
 /** What the service calls (src/cluster: reflector, writer, metrics poller, node facts cache, lease elector), the least it can run with. */
 const CLUSTER_GRANTS = [
-  "/nodes:get", "/nodes:list", "/nodes:watch", "/nodes:patch",
-  "/pods:get", "/pods:list", "/pods:watch", "/pods:delete",
+  "/nodes:get",
+  "/nodes:list",
+  "/nodes:watch",
+  "/nodes:patch",
+  "/pods:get",
+  "/pods:list",
+  "/pods:watch",
+  "/pods:delete",
   "/pods/eviction:create",
   "apps/daemonsets:get",
-  "/events:list", "/events:watch",
+  "/events:list",
+  "/events:watch",
   "metrics.k8s.io/nodes:list",
 ];
 const LEASE_GRANTS = ["coordination.k8s.io/leases:get", "coordination.k8s.io/leases:create", "coordination.k8s.io/leases:update"];
@@ -104,9 +109,18 @@ for (const overlay of ["single", "ha"]) {
         assert.equal(rule.nonResourceURLs, undefined);
       }
       const all = grants(rules);
-      assert.deepEqual(all.filter((g) => g.startsWith("/secrets") || g.startsWith("/configmaps")), []);
-      assert.deepEqual(all.filter((g) => g === "/pods:create" || g.startsWith("/pods/exec") || g.startsWith("/pods/attach") || g.startsWith("/pods/portforward")), []);
-      assert.deepEqual(all.filter((g) => g.endsWith(":impersonate") || g.endsWith(":escalate") || g.endsWith(":bind")), []);
+      assert.deepEqual(
+        all.filter((g) => g.startsWith("/secrets") || g.startsWith("/configmaps")),
+        [],
+      );
+      assert.deepEqual(
+        all.filter((g) => g === "/pods:create" || g.startsWith("/pods/exec") || g.startsWith("/pods/attach") || g.startsWith("/pods/portforward")),
+        [],
+      );
+      assert.deepEqual(
+        all.filter((g) => g.endsWith(":impersonate") || g.endsWith(":escalate") || g.endsWith(":bind")),
+        [],
+      );
     });
 
     test("the pod runs as non-root, read-only, with no privilege, capability or syscall beyond the default", () => {
@@ -186,7 +200,10 @@ describe("components/impersonate", () => {
     assert.deepEqual(grants(find(objects, "ClusterRole", "node-inventory-impersonate").rules), ["/users:impersonate"]);
     assert.deepEqual(find(objects, "ClusterRoleBinding", "node-inventory-impersonate").subjects, [{ kind: "ServiceAccount", name: "node-inventory", namespace: "node-inventory" }]);
     const env = find(objects, "Deployment", "node-inventory").spec.template.spec.containers[0].env;
-    assert.deepEqual(env.find((e: { name: string }) => e.name === "IMPERSONATE_CALLERS"), { name: "IMPERSONATE_CALLERS", value: "true" });
+    assert.deepEqual(
+      env.find((e: { name: string }) => e.name === "IMPERSONATE_CALLERS"),
+      { name: "IMPERSONATE_CALLERS", value: "true" },
+    );
     // Nothing else widens: the base grants are the same.
     assert.deepEqual(grants(find(objects, "ClusterRole", "node-inventory").rules).sort(), [...CLUSTER_GRANTS].sort());
   });

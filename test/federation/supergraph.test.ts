@@ -39,19 +39,24 @@ describe("node-inventory in a federated supergraph", () => {
     sim = await startSimWithKubeconfig({ nodes: 4, seed: 9, clockSpeed: 0 });
     tokens = tokensFile();
     ({ app, url } = await startTestApp({ clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, auth: { tokensFile: tokens.path } }));
-    nodeIds = sim.sim.cluster.nodeNames().sort().map((name) => `sim/${name}`);
+    nodeIds = sim.sim.cluster
+      .nodeNames()
+      .sort()
+      .map((name) => `sim/${name}`);
     // The team that owns a node: the first two nodes are "storage", the rest "compute".
     const teamOf = (id: string) => (nodeIds.indexOf(id) < 2 ? "storage" : "compute");
     ownership = new ApolloServer({
-      schema: buildSubgraphSchema([{
-        typeDefs: OWNERSHIP_SDL,
-        resolvers: {
-          Node: { owner: ({ id }: { id: string }) => ({ name: teamOf(id) }), __resolveReference: (ref: { id: string }) => ref },
-          // The storage team also names a node that no longer exists.
-          Team: { nodes: ({ name }: { name: string }) => [...nodeIds.filter((id) => teamOf(id) === name), ...(name === "storage" ? ["sim/deleted-node"] : [])].map((id) => ({ id })) },
-          Query: { teams: () => [{ name: "storage" }, { name: "compute" }] },
+      schema: buildSubgraphSchema([
+        {
+          typeDefs: OWNERSHIP_SDL,
+          resolvers: {
+            Node: { owner: ({ id }: { id: string }) => ({ name: teamOf(id) }), __resolveReference: (ref: { id: string }) => ref },
+            // The storage team also names a node that no longer exists.
+            Team: { nodes: ({ name }: { name: string }) => [...nodeIds.filter((id) => teamOf(id) === name), ...(name === "storage" ? ["sim/deleted-node"] : [])].map((id) => ({ id })) },
+            Query: { teams: () => [{ name: "storage" }, { name: "compute" }] },
+          },
         },
-      }]),
+      ]),
     });
     const { url: ownershipUrl } = await startStandaloneServer(ownership, { listen: { port: 0, host: "127.0.0.1" } });
     const served = await fetch(`${url}/subgraph`, {
@@ -69,7 +74,8 @@ describe("node-inventory in a federated supergraph", () => {
       gateway: new ApolloGateway({
         supergraphSdl: composed.supergraphSdl!,
         // The gateway authenticates to node-inventory as any client does.
-        buildService: ({ url: serviceUrl }) => new RemoteGraphQLDataSource({ url: serviceUrl!, willSendRequest: ({ request }) => request.http?.headers.set("authorization", `Bearer ${TOKENS.viewer}`) }),
+        buildService: ({ url: serviceUrl }) =>
+          new RemoteGraphQLDataSource({ url: serviceUrl!, willSendRequest: ({ request }) => request.http?.headers.set("authorization", `Bearer ${TOKENS.viewer}`) }),
       }),
     });
     ({ url: gatewayUrl } = await startStandaloneServer(gateway, { listen: { port: 0, host: "127.0.0.1" } }));
@@ -99,10 +105,7 @@ describe("node-inventory in a federated supergraph", () => {
     const answer = await throughGateway("{ nodes(first: 10) { totalCount edges { node { id name owner { name } } } } }");
     assert.equal(answer.errors, undefined);
     assert.equal(answer.data.nodes.totalCount, 4);
-    assert.deepEqual(
-      answer.data.nodes.edges.map((e: any) => [e.node.id, e.node.owner.name]).sort(),
-      nodeIds.map((id, i) => [id, i < 2 ? "storage" : "compute"]).sort(),
-    );
+    assert.deepEqual(answer.data.nodes.edges.map((e: any) => [e.node.id, e.node.owner.name]).sort(), nodeIds.map((id, i) => [id, i < 2 ? "storage" : "compute"]).sort());
   });
 
   test("nodes the other subgraph names by key are entities resolved from our cache", async () => {
@@ -112,7 +115,10 @@ describe("node-inventory in a federated supergraph", () => {
     // The deleted node is null in its place: the nullable list keeps the rest of the answer.
     assert.equal(storage.nodes.length, 3);
     assert.equal(storage.nodes[2], null);
-    assert.deepEqual(storage.nodes.slice(0, 2).map((n: any) => n.id), nodeIds.slice(0, 2));
+    assert.deepEqual(
+      storage.nodes.slice(0, 2).map((n: any) => n.id),
+      nodeIds.slice(0, 2),
+    );
     for (const node of storage.nodes.slice(0, 2)) {
       const direct = (await graphql(url, `query($n: String!) { node(name: $n) { allocatable { cpuMillicores } } }`, { n: node.name }, bearer(TOKENS.viewer))).body.data.node;
       assert.deepEqual(node.allocatable, direct.allocatable);
@@ -132,7 +138,10 @@ describe("node-inventory in a federated supergraph", () => {
       { name: "inventory", typeDefs: subgraphTypeDefs(), url: "http://inventory.invalid/subgraph" },
       { name: "tags", typeDefs: tags, url: "http://tags.invalid/graphql" },
     ]);
-    assert.deepEqual((composed.errors ?? []).map((e) => e.message), []);
+    assert.deepEqual(
+      (composed.errors ?? []).map((e) => e.message),
+      [],
+    );
     assert.match(composed.supergraphSdl!, /type PageInfo[^{]*\{[^}]*hasPreviousPage/);
   });
 

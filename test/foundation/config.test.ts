@@ -68,20 +68,26 @@ describe("configuration", () => {
   ];
   for (const [what, argv, env, message] of invalid) {
     test(`${what} is a ConfigError naming the setting`, () => {
-      assert.throws(() => loadConfig(argv, env), (error: unknown) => {
-        assert.ok(error instanceof ConfigError);
-        assert.match(error.message, message);
-        assert.doesNotMatch(error.message, /\n/);
-        return true;
-      });
+      assert.throws(
+        () => loadConfig(argv, env),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(error.message, message);
+          assert.doesNotMatch(error.message, /\n/);
+          return true;
+        },
+      );
     });
   }
 
   test("a malformed database URL is refused without echoing it (it may hold a password)", () => {
-    assert.throws(() => loadConfig([], { DATABASE_URL: "postgresql://u:s3cret@[bad" }), (error: Error) => {
-      assert.doesNotMatch(error.message, /s3cret/);
-      return true;
-    });
+    assert.throws(
+      () => loadConfig([], { DATABASE_URL: "postgresql://u:s3cret@[bad" }),
+      (error: Error) => {
+        assert.doesNotMatch(error.message, /s3cret/);
+        return true;
+      },
+    );
   });
 
   test("kubeconfig lists and repeated --context flags", () => {

@@ -42,7 +42,13 @@ for (const backend of BACKENDS) {
           .filter((entry) => entry.isDirectory())
           .map((entry) => entry.name)
           .sort()
-          .map((name) => ({ migration_name: name, checksum: createHash("sha256").update(readFileSync(join(MIGRATIONS_DIR, name, "migration.sql"))).digest("hex"), finished: true }));
+          .map((name) => ({
+            migration_name: name,
+            checksum: createHash("sha256")
+              .update(readFileSync(join(MIGRATIONS_DIR, name, "migration.sql")))
+              .digest("hex"),
+            finished: true,
+          }));
         assert.deepEqual(ledger, onDisk);
         if (fresh.config.kind === "postgres") {
           // And Prisma's own engine reads the ledger as its own, in sync with prisma/migrations.
@@ -65,7 +71,10 @@ for (const backend of BACKENDS) {
     test("a migration that fails leaves no trace", async () => {
       await withFresh(async (db) => {
         const broken = [{ name: "29990101000000_broken", sql: "CREATE TABLE half (id int); SELECT nope FROM nowhere;", checksum: "x" }];
-        await assert.rejects(db.withConnection((c) => migrate(c, logger, broken)), /migration 29990101000000_broken failed/);
+        await assert.rejects(
+          db.withConnection((c) => migrate(c, logger, broken)),
+          /migration 29990101000000_broken failed/,
+        );
         const tables = await db.withConnection((c) => c.query(`SELECT 1 FROM pg_tables WHERE tablename = 'half'`));
         assert.equal(tables.length, 0);
         const ledger = await db.withConnection((c) => c.query(`SELECT 1 FROM "_prisma_migrations"`));
@@ -81,7 +90,12 @@ describe("database on postgres, several replicas", () => {
     const replicas = await Promise.all([fresh.open(), fresh.open(), fresh.open()]);
     try {
       const applied = await Promise.all(replicas.map((db) => db.withConnection((c) => migrate(c, logger))));
-      assert.deepEqual(applied.flat().sort(), readMigrations().map((m) => m.name).sort());
+      assert.deepEqual(
+        applied.flat().sort(),
+        readMigrations()
+          .map((m) => m.name)
+          .sort(),
+      );
     } finally {
       await Promise.all(replicas.map((db) => db.close()));
       await fresh.drop();
@@ -102,8 +116,7 @@ describe("database on PGlite in memory", () => {
   test("WAL written past 8 MB is checkpointed within seconds, down to the 4 MB kept for reuse", async () => {
     const db = await openDatabase({ kind: "pglite", dataDir: "memory" });
     try {
-      const walBytes = async () =>
-        (await db.withConnection((c) => c.query<{ bytes: number }>("SELECT sum(size)::float8 AS bytes FROM pg_ls_waldir()")))[0]!.bytes;
+      const walBytes = async () => (await db.withConnection((c) => c.query<{ bytes: number }>("SELECT sum(size)::float8 AS bytes FROM pg_ls_waldir()")))[0]!.bytes;
       await db.withConnection((c) => c.exec("CREATE TABLE filler (a text); INSERT INTO filler SELECT repeat('x', 200) FROM generate_series(1, 60000)"));
       assert.ok((await walBytes()) > 12 * 1024 * 1024, "the insert wrote more than 12 MB of WAL");
       // No event says a checkpoint happened: look until it has (it checks every 2 s).

@@ -12,9 +12,10 @@ describe("a subscription sent over HTTP", () => {
   test("is 400 BAD_USER_INPUT saying subscriptions go over graphql-ws (it was an INTERNAL_SERVER_ERROR)", async () => {
     const { status, body } = await graphql(url, "subscription { maintenanceEvents { kind } }", undefined, { accept: "application/graphql-response+json" });
     assert.equal(status, 400);
-    assert.deepEqual(body.errors!.map((e) => [e.extensions.code, e.message]), [
-      ["BAD_USER_INPUT", "subscriptions are served over graphql-ws (protocol graphql-transport-ws) on ws://…/graphql, not over HTTP"],
-    ]);
+    assert.deepEqual(
+      body.errors!.map((e) => [e.extensions.code, e.message]),
+      [["BAD_USER_INPUT", "subscriptions are served over graphql-ws (protocol graphql-transport-ws) on ws://…/graphql, not over HTTP"]],
+    );
     assert.equal(body.data, undefined);
   });
 });

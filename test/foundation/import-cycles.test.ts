@@ -66,6 +66,13 @@ test("no import circle in src/, type-only imports included", () => {
 });
 
 test("the check sees a circle where there is one", () => {
-  const graph = new Map([["a.ts", ["b.ts"]], ["b.ts", ["c.ts"]], ["c.ts", ["a.ts"]], ["d.ts", ["a.ts"]]].map(([k, v]) => [join(PACKAGE_ROOT, k as string), (v as string[]).map((x) => join(PACKAGE_ROOT, x))]));
+  const graph = new Map(
+    [
+      ["a.ts", ["b.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts"]],
+      ["d.ts", ["a.ts"]],
+    ].map(([k, v]) => [join(PACKAGE_ROOT, k as string), (v as string[]).map((x) => join(PACKAGE_ROOT, x))]),
+  );
   assert.deepEqual(circles(graph), [["a.ts", "b.ts", "c.ts"]]);
 });

@@ -54,7 +54,10 @@ describe("pages for people", () => {
     for (const path of ["/ui/", "/ui/nodes/sim/general-b-ft985", "/ui/reports"]) {
       const page = await fetch(`${url}${path}`);
       assert.equal(page.status, 200, path);
-      assert.equal(page.headers.get("content-security-policy"), "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+      assert.equal(
+        page.headers.get("content-security-policy"),
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      );
       const html = await page.text();
       assert.match(html, /<script type="module" crossorigin src="\/assets\/ui-[\w-]+\.js"><\/script>/);
       assert.match(html, /<script id="node-inventory-settings" type="application\/json">\{"version":"[^"]+","simulatedClusters":\["sim"\],"authRequired":false,"introspection":true\}<\/script>/);

@@ -117,11 +117,14 @@ describe("the GraphQL server", () => {
     try {
       const result = await new Promise((resolve, reject) => {
         let value: unknown;
-        client.subscribe({ query: "{ __typename service { version } }" }, {
-          next: (v) => (value = v),
-          error: reject,
-          complete: () => resolve(value),
-        });
+        client.subscribe(
+          { query: "{ __typename service { version } }" },
+          {
+            next: (v) => (value = v),
+            error: reject,
+            complete: () => resolve(value),
+          },
+        );
       });
       assert.deepEqual(result, { data: { __typename: "Query", service: { version: "0.1.0" } } });
     } finally {

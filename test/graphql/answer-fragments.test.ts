@@ -36,9 +36,21 @@ interface Case {
 const CASES: Case[] = [
   { name: "every cached Node field of every node", query: FLEET },
   { name: "aliases and a key asked twice", query: `{ nodes(first: 5) { edges { node { n: name name labels { key } labels { value } arch: label(key: "kubernetes.io/arch") } } } }` },
-  { name: "variables read inside the node", query: `query($k: String!, $ns: String) { nodes(first: 5) { edges { node { label(key: $k) pods(namespace: $ns) { name } } } } }`, variables: { k: "kubernetes.io/os", ns: "kube-system" } },
-  { name: "the same document with other variables", query: `query($k: String!, $ns: String) { nodes(first: 5) { edges { node { label(key: $k) pods(namespace: $ns) { name } } } } }`, variables: { k: "kubernetes.io/arch", ns: "default" } },
-  { name: "directives and fragments below a node's fields", query: `query($x: Boolean!) { nodes(first: 3) { edges { node { name usage { cpuPercent @include(if: $x) ...U } } } } } fragment U on NodeUsage { memoryBytes }`, variables: { x: false } },
+  {
+    name: "variables read inside the node",
+    query: `query($k: String!, $ns: String) { nodes(first: 5) { edges { node { label(key: $k) pods(namespace: $ns) { name } } } } }`,
+    variables: { k: "kubernetes.io/os", ns: "kube-system" },
+  },
+  {
+    name: "the same document with other variables",
+    query: `query($k: String!, $ns: String) { nodes(first: 5) { edges { node { label(key: $k) pods(namespace: $ns) { name } } } } }`,
+    variables: { k: "kubernetes.io/arch", ns: "default" },
+  },
+  {
+    name: "directives and fragments below a node's fields",
+    query: `query($x: Boolean!) { nodes(first: 3) { edges { node { name usage { cpuPercent @include(if: $x) ...U } } } } } fragment U on NodeUsage { memoryBytes }`,
+    variables: { x: false },
+  },
   { name: "one node, beside the clusters", query: `{ clusters { name nodeCount } node(name: "NODE") { name status podCount usage { cpuMillicores } } }` },
 ];
 
@@ -68,7 +80,8 @@ describe("answers from prerendered node fragments", () => {
     const config = { auth: { tokensFile: tokens.path }, clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } };
     ({ app, url, probes } = await startTestApp(config, { clusterTuning: { metricsIntervalMs: 100 } }));
     ({ app: plain, url: plainUrl } = await startTestApp({ ...config, answerCache: false }, { clusterTuning: { metricsIntervalMs: 100 } }));
-    for (const to of [url, plainUrl]) await eventually(async () => (await send("{ clusters { synced metricsAvailable } }", undefined, TOKENS.viewer, to)).json.data?.clusters[0]?.metricsAvailable, "sync", 30_000);
+    for (const to of [url, plainUrl])
+      await eventually(async () => (await send("{ clusters { synced metricsAvailable } }", undefined, TOKENS.viewer, to)).json.data?.clusters[0]?.metricsAvailable, "sync", 30_000);
   });
   after(async () => {
     await app?.stop();

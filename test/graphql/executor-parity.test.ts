@@ -42,7 +42,11 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: "every field of every node (the bench's kind of answer)", query: `{ nodes(first: 1000) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${NODE_FIELDS} } } } }`, compiled: true },
+  {
+    name: "every field of every node (the bench's kind of answer)",
+    query: `{ nodes(first: 1000) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${NODE_FIELDS} } } } }`,
+    compiled: true,
+  },
   {
     name: "the README's live-inventory example",
     query: `{
@@ -56,11 +60,30 @@ const CASES: Case[] = [
     }`,
     compiled: true,
   },
-  { name: "aliases, fragments, __typename, @skip and @include", query: `query($skip: Boolean!) { __typename all: nodes(first: 3, orderBy: { field: POD_COUNT, direction: DESC }) { edges { node { ...N n2: name __typename usage @skip(if: $skip) { cpuPercent } } } } one: nodes(first: 1) { edges { node { name @include(if: $skip) } } } } fragment N on Node { name podCount ready }`, variables: { skip: true }, compiled: true },
-  { name: "a variable of an input type", query: `query($f: NodeFilter, $first: Int) { nodes(filter: $f, first: $first) { totalCount edges { node { name roles } } } }`, variables: { f: { roles: ["worker"], schedulable: true }, first: 4 }, compiled: true },
+  {
+    name: "aliases, fragments, __typename, @skip and @include",
+    query: `query($skip: Boolean!) { __typename all: nodes(first: 3, orderBy: { field: POD_COUNT, direction: DESC }) { edges { node { ...N n2: name __typename usage @skip(if: $skip) { cpuPercent } } } } one: nodes(first: 1) { edges { node { name @include(if: $skip) } } } } fragment N on Node { name podCount ready }`,
+    variables: { skip: true },
+    compiled: true,
+  },
+  {
+    name: "a variable of an input type",
+    query: `query($f: NodeFilter, $first: Int) { nodes(filter: $f, first: $first) { totalCount edges { node { name roles } } } }`,
+    variables: { f: { roles: ["worker"], schedulable: true }, first: 4 },
+    compiled: true,
+  },
   { name: "the next page by cursor", query: `query($after: String) { nodes(first: 2, after: $after) { edges { cursor node { name } } } }`, variables: { after: null }, compiled: true },
-  { name: "one node by name", query: `query($n: String!) { node(name: $n) { name status conditions { type status lastTransitionTime } pods(namespace: "kube-system") { name } } }`, variables: { n: "" }, compiled: true },
-  { name: "history fields below the live nodes (batched loaders, async)", query: `{ nodes(first: 5) { edges { node { name conditionTransitions(type: "Ready", first: 5) { type to at } maintenanceEvents(first: 3) { kind at } activeDrain { id } } } } }`, compiled: true },
+  {
+    name: "one node by name",
+    query: `query($n: String!) { node(name: $n) { name status conditions { type status lastTransitionTime } pods(namespace: "kube-system") { name } } }`,
+    variables: { n: "" },
+    compiled: true,
+  },
+  {
+    name: "history fields below the live nodes (batched loaders, async)",
+    query: `{ nodes(first: 5) { edges { node { name conditionTransitions(type: "Ready", first: 5) { type to at } maintenanceEvents(first: 3) { kind at } activeDrain { id } } } } }`,
+    compiled: true,
+  },
   { name: "an operation chosen by name", query: `query A { clusters { name } } query B { nodes(first: 2) { edges { node { name } } } }`, operationName: "B", compiled: true },
   {
     name: "a capacity report by node, with a pod shape asking for hugepages",
@@ -111,10 +134,14 @@ describe("the compiled executor answers as graphql-js does", () => {
     for (const u of [url, plainUrl]) {
       await eventually(async () => (await graphql(u, "{ clusters { synced metricsAvailable } }")).body.data?.clusters[0]?.metricsAvailable, "sync", 30_000);
       // The first reconcile's history is written before the cases read it.
-      await eventually(async () => {
-        const { body } = await graphql(u, "{ service { history { recordedTransitions pendingWrites } } }");
-        return body.data?.service.history.recordedTransitions > 0 && body.data.service.history.pendingWrites === 0;
-      }, "history written", 30_000);
+      await eventually(
+        async () => {
+          const { body } = await graphql(u, "{ service { history { recordedTransitions pendingWrites } } }");
+          return body.data?.service.history.recordedTransitions > 0 && body.data.service.history.pendingWrites === 0;
+        },
+        "history written",
+        30_000,
+      );
     }
   });
   after(async () => {

@@ -76,7 +76,10 @@ describe("prerendered answers between Apollo and the socket", () => {
     // Every request stringifies before any of them takes, as when Apollo's work interleaves.
     const tokens = requests.map((request, i) => answers.stringifyResult(prerenderedResult(`n${i}`, request)));
     const taken = requests.map((request, i) => answers.take(tokens[i]!, request)?.toString("utf8"));
-    assert.deepEqual(taken, Array.from({ length: 3000 }, (_, i) => `{"data":{"node":{"name":"n${i}"}}}\n`));
+    assert.deepEqual(
+      taken,
+      Array.from({ length: 3000 }, (_, i) => `{"data":{"node":{"name":"n${i}"}}}\n`),
+    );
   });
 
   test("a request cannot take another's answer", () => {

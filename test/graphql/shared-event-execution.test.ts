@@ -17,7 +17,11 @@ function world() {
         changed: {
           subscribe: (_root: unknown, args: { name?: string }) => {
             if (args.name === "") throw new Error("name must not be empty");
-            const queue = new BoundedQueue<{ name: string }>(10, () => {}, () => (listeners.delete(listener), counts.closed++));
+            const queue = new BoundedQueue<{ name: string }>(
+              10,
+              () => {},
+              () => (listeners.delete(listener), counts.closed++),
+            );
             const listener = (event: { name: string }) => queue.push(event);
             listeners.add(listener);
             return queue;
@@ -37,20 +41,17 @@ describe("an event shared by subscriptions", () => {
   test("is executed once for subscriptions with one key, and each gets the result", async () => {
     const { schema, publish, counts } = world();
     const subscribe = sharedEventSubscribe((args) => (args.contextValue as { key: string }).key);
-    const streams = await Promise.all(
+    const streams = (await Promise.all(
       ["alice", "alice", "bob"].map((caller) => subscribe({ schema, document: parse(DOCUMENT), contextValue: { caller, key: caller } })),
-    ) as AsyncGenerator<ExecutionResult>[];
+    )) as AsyncGenerator<ExecutionResult>[];
     publish({ name: "n1" });
     const results = await Promise.all(streams.map((stream) => stream.next()));
     // As serialised for the wire (graphql's result objects have null prototypes).
-    assert.deepEqual(
-      JSON.parse(JSON.stringify(results.map((r) => r.value))),
-      [
-        { data: { changed: { name: "n1", label: "n1 for alice" } } },
-        { data: { changed: { name: "n1", label: "n1 for alice" } } },
-        { data: { changed: { name: "n1", label: "n1 for bob" } } },
-      ],
-    );
+    assert.deepEqual(JSON.parse(JSON.stringify(results.map((r) => r.value))), [
+      { data: { changed: { name: "n1", label: "n1 for alice" } } },
+      { data: { changed: { name: "n1", label: "n1 for alice" } } },
+      { data: { changed: { name: "n1", label: "n1 for bob" } } },
+    ]);
     assert.equal(counts.label, 2, "once for alice's two subscriptions, once for bob's");
     await Promise.all(streams.map((stream) => stream.return(undefined)));
     assert.equal(counts.closed, 3, "each subscription's source ends with it");
@@ -93,6 +94,9 @@ describe("an event shared by subscriptions", () => {
     const { schema } = world();
     const subscribe = sharedEventSubscribe(() => "same");
     const result = (await subscribe({ schema, document: parse('subscription { changed(name: "") { name } }'), contextValue: { caller: "alice" } })) as ExecutionResult;
-    assert.deepEqual(result.errors?.map((e) => e.message), ["name must not be empty"]);
+    assert.deepEqual(
+      result.errors?.map((e) => e.message),
+      ["name must not be empty"],
+    );
   });
 });

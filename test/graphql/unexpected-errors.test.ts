@@ -21,7 +21,10 @@ test("the unexpected errors of one request are one log line: the first and how m
     for (let i = 0; i < 20_000; i++) errors.report(new TypeError(`broken ${i}`));
   });
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(lines.map((l) => ({ msg: l.msg, errors: l.errors, first: l.err?.message })), [{ msg: "unexpected error in a GraphQL operation", errors: 20_000, first: "broken 0" }]);
+  assert.deepEqual(
+    lines.map((l) => ({ msg: l.msg, errors: l.errors, first: l.err?.message })),
+    [{ msg: "unexpected error in a GraphQL operation", errors: 20_000, first: "broken 0" }],
+  );
 });
 
 test("outside a request (a WebSocket operation) each error is its own line; a request without any logs nothing", async () => {
@@ -30,5 +33,8 @@ test("outside a request (a WebSocket operation) each error is its own line; a re
   errors.report(new Error("a"));
   errors.report(new Error("b"));
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(lines.map((l) => l.err?.message), ["a", "b"]);
+  assert.deepEqual(
+    lines.map((l) => l.err?.message),
+    ["a", "b"],
+  );
 });

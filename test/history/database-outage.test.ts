@@ -10,8 +10,7 @@ import { eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
 // cannot be down while the process is up.)
 const postgres = BACKENDS.find((b) => b.name === "postgres")!;
 
-const historyStatus = async (url: string) =>
-  (await graphql(url, "{ service { history { pendingWrites droppedWrites databaseWritable } } }")).body.data?.service.history;
+const historyStatus = async (url: string) => (await graphql(url, "{ service { history { pendingWrites droppedWrites databaseWritable } } }")).body.data?.service.history;
 
 for (const [what, bufferSize, flaps] of [
   ["a database outage the buffer covers loses no transition", 1_000, 6],
@@ -56,24 +55,36 @@ for (const [what, bufferSize, flaps] of [
             await cacheCaughtUp(probes, cluster);
           }
         }
-        const during = await eventually(async () => {
-          const s = await historyStatus(url);
-          return s && !s.databaseWritable ? s : undefined;
-        }, "the recorder notices", 10_000);
+        const during = await eventually(
+          async () => {
+            const s = await historyStatus(url);
+            return s && !s.databaseWritable ? s : undefined;
+          },
+          "the recorder notices",
+          10_000,
+        );
         assert.ok(during.pendingWrites >= 1);
         const ready = await fetch(`${url}/readyz`);
         assert.equal(ready.status, 503, "/readyz reports the database down");
 
         await setDown(name, false);
-        await eventually(async () => {
-          const s = await historyStatus(url);
-          return s?.databaseWritable && s.pendingWrites === 0;
-        }, "the buffer is written", 15_000);
+        await eventually(
+          async () => {
+            const s = await historyStatus(url);
+            return s?.databaseWritable && s.pendingWrites === 0;
+          },
+          "the buffer is written",
+          15_000,
+        );
 
-        const rows = await eventually(async () => {
-          const r = await readyRows();
-          return bufferSize >= flaps ? (r.length === flaps ? r : undefined) : r.some((x) => x.reconciled) ? r : undefined;
-        }, "rows after recovery", 15_000);
+        const rows = await eventually(
+          async () => {
+            const r = await readyRows();
+            return bufferSize >= flaps ? (r.length === flaps ? r : undefined) : r.some((x) => x.reconciled) ? r : undefined;
+          },
+          "rows after recovery",
+          15_000,
+        );
         const final = flaps % 2 === 0 ? "True" : "False";
         if (bufferSize >= flaps) {
           assert.equal(rows.length, flaps, "every transition of the outage");

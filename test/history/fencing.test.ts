@@ -58,8 +58,7 @@ describe("a history leader frozen past its Lease", () => {
       await setDatabaseDown(database, false);
       await client.connect();
       await eventually(async () => (await history(standby)).leaderOf.includes("sim"), "B takes over while A is frozen", 15_000);
-      const readyTransitions = async () =>
-        (await client.query(`SELECT count(*)::int AS n FROM condition_transition WHERE type = 'Ready' AND "from" IS NOT NULL`)).rows[0].n as number;
+      const readyTransitions = async () => (await client.query(`SELECT count(*)::int AS n FROM condition_transition WHERE type = 'Ready' AND "from" IS NOT NULL`)).rows[0].n as number;
       await eventually(async () => (await readyTransitions()) >= nodes.length * 2, "B's reconcile recorded the flap A holds", 15_000);
       // B records three more flaps: A's queued observation is now older than what is recorded.
       for (let i = 0; i < 3; i++) {
@@ -69,10 +68,14 @@ describe("a history leader frozen past its Lease", () => {
 
       a.child.kill("SIGCONT");
       frozen = false;
-      await eventually(async () => {
-        const h = await history(a);
-        return h.leaderOf.length === 0 && h.pendingWrites === 0 && historyLeaseHolder(cluster)?.includes(`-${standby.child.pid}-`);
-      }, "A woke, stood by and has nothing left to write", 15_000);
+      await eventually(
+        async () => {
+          const h = await history(a);
+          return h.leaderOf.length === 0 && h.pendingWrites === 0 && historyLeaseHolder(cluster)?.includes(`-${standby.child.pid}-`);
+        },
+        "A woke, stood by and has nothing left to write",
+        15_000,
+      );
       // B goes on recording after A woke: the chains end with B's rows.
       flapAll();
       await eventually(async () => (await readyTransitions()) >= nodes.length * round, "B records after A woke", 15_000);
@@ -89,7 +92,10 @@ describe("a history leader frozen past its Lease", () => {
       assert.deepEqual({ rowsWrittenByTheStaleLeader: written, transitionBreaks, taintBreaks }, { rowsWrittenByTheStaleLeader: 0, transitionBreaks: [], taintBreaks: [] });
       // The flaps are all there, each once: B wrote them.
       const { rows } = await client.query(`SELECT node, count(*)::int AS n FROM condition_transition WHERE type = 'Ready' AND "from" IS NOT NULL GROUP BY node ORDER BY node`);
-      assert.deepEqual(rows, [...nodes].sort().map((node) => ({ node, n: 6 })));
+      assert.deepEqual(
+        rows,
+        [...nodes].sort().map((node) => ({ node, n: 6 })),
+      );
     } finally {
       if (frozen) a.child.kill("SIGCONT");
       await client.end().catch(() => {});

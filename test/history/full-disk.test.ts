@@ -56,10 +56,14 @@ describe("PGlite on a disk that fills up", () => {
       const node = cluster.sim.cluster.nodeNames().find((name) => !(cluster.sim.cluster.get("nodes", name) as any).spec.unschedulable)!;
       cluster.sim.cluster.update(R.nodes, node, (copy: any) => void (copy.spec.unschedulable = true));
 
-      const full = await eventually(async () => {
-        const r = await readiness(url);
-        return r.status === 503 && /disk full/.test(r.body.checks.database?.detail ?? "") ? r : undefined;
-      }, "/readyz says the disk is full", 30_000);
+      const full = await eventually(
+        async () => {
+          const r = await readiness(url);
+          return r.status === 503 && /disk full/.test(r.body.checks.database?.detail ?? "") ? r : undefined;
+        },
+        "/readyz says the disk is full",
+        30_000,
+      );
       assert.equal(full.body.checks.database!.ok, false);
       const buffered = await history();
       assert.equal(buffered.databaseWritable, false);
@@ -72,11 +76,15 @@ describe("PGlite on a disk that fills up", () => {
 
       rmSync(join(disk.dir, "fill"));
       await eventually(async () => (await readiness(url)).status === 200, "ready again once space is freed", 30_000);
-      const events = await eventually(async () => {
-        const { body } = await graphql(url, `query($n: String!) { node(name: $n) { maintenanceEvents(first: 5) { kind } } }`, { n: node });
-        const kinds = body.data.node.maintenanceEvents.map((e: { kind: string }) => e.kind);
-        return kinds.includes("CORDONED") ? kinds : undefined;
-      }, "the cordon made while the disk was full is recorded", 30_000);
+      const events = await eventually(
+        async () => {
+          const { body } = await graphql(url, `query($n: String!) { node(name: $n) { maintenanceEvents(first: 5) { kind } } }`, { n: node });
+          const kinds = body.data.node.maintenanceEvents.map((e: { kind: string }) => e.kind);
+          return kinds.includes("CORDONED") ? kinds : undefined;
+        },
+        "the cordon made while the disk was full is recorded",
+        30_000,
+      );
       assert.equal(events[0], "CORDONED");
     } finally {
       await program?.terminate();

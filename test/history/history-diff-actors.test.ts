@@ -46,7 +46,10 @@ describe("the actor of a node change", () => {
   test("taints: one change per key and effect; ours and an external one in one observation are two events", () => {
     const before = node({ taints: [{ key: "gpu", effect: "NoSchedule" }] });
     const after = node({
-      taints: [{ key: "gpu", value: "a100", effect: "NoSchedule" }, { key: "spot", effect: "NoExecute" }],
+      taints: [
+        { key: "gpu", value: "a100", effect: "NoSchedule" },
+        { key: "spot", effect: "NoExecute" },
+      ],
       annotations: note("c", { taints: { "gpu:NoSchedule": "a100:NoSchedule" } }),
     });
     assert.deepEqual(changesOf(before, after), {

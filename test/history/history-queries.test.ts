@@ -132,7 +132,11 @@ for (const backend of BACKENDS) {
         before = page.pageInfo.startCursor;
       }
       assert.deepEqual(seen, ["t8", "t7", "t6", "t5", "t4", "t3", "t2", "t1"]);
-      assert.deepEqual(flags, [[true, false], [true, true], [false, true]]);
+      assert.deepEqual(flags, [
+        [true, false],
+        [true, true],
+        [false, true],
+      ]);
     });
 
     test("a forward page knows there is one before it; a page back from its start is that page", async () => {
@@ -153,7 +157,10 @@ for (const backend of BACKENDS) {
       const transitions = (await queries.conditionTransitions(null, {})).edges.map((e) => e.node.id);
       const events = (await queries.maintenanceEvents(null, {})).edges.map((e) => e.node.id);
       const rowIds = (ids: string[]) => ids.map((id) => Buffer.from(id, "base64url").toString().split(":")[1]);
-      assert.ok(rowIds(transitions).some((row) => rowIds(events).includes(row)), "the fixtures share a row id");
+      assert.ok(
+        rowIds(transitions).some((row) => rowIds(events).includes(row)),
+        "the fixtures share a row id",
+      );
       assert.equal(new Set([...transitions, ...events]).size, transitions.length + events.length);
     });
 
@@ -235,25 +242,13 @@ for (const backend of BACKENDS) {
       const notACursor = "after: not a cursor of this list";
       await rejectsWith(queries.conditionTransitions(null, { first: null, after: "garbage!" }), "BAD_USER_INPUT", notACursor);
       await rejectsWith(queries.conditionTransitions(null, { first: null, after: Buffer.from("{}").toString("base64url") }), "BAD_USER_INPUT", notACursor);
-      await rejectsWith(
-        queries.conditionTransitions(null, { first: null, after: Buffer.from('{"l":"transitions","a":1,"i":"1; DROP TABLE x"}').toString("base64url") }),
-        "BAD_USER_INPUT",
-        notACursor,
-      );
+      await rejectsWith(queries.conditionTransitions(null, { first: null, after: Buffer.from('{"l":"transitions","a":1,"i":"1; DROP TABLE x"}').toString("base64url") }), "BAD_USER_INPUT", notACursor);
       await rejectsWith(queries.conditionTransitions(null, { first: null, after: eventsCursor }), "BAD_USER_INPUT", notACursor);
       await rejectsWith(queries.maintenanceEvents(null, { first: null, after: transitionsCursor }), "BAD_USER_INPUT", notACursor);
       await rejectsWith(queries.conditionTransitions(null, { first: -1, after: null }), "BAD_USER_INPUT", "first: must be zero or more, got -1");
       await rejectsWith(queries.maintenanceEvents(null, { first: 5001, after: null }), "BAD_USER_INPUT", "first: must be at most 5000, got 5001");
-      await rejectsWith(
-        queries.conditionTransitions({ since: at(10), until: at(10) }, { first: null, after: null }),
-        "BAD_USER_INPUT",
-        "filter.since must be before filter.until",
-      );
-      await rejectsWith(
-        queries.maintenanceEvents({ since: at(11), until: at(10) }, { first: null, after: null }),
-        "BAD_USER_INPUT",
-        "filter.since must be before filter.until",
-      );
+      await rejectsWith(queries.conditionTransitions({ since: at(10), until: at(10) }, { first: null, after: null }), "BAD_USER_INPUT", "filter.since must be before filter.until");
+      await rejectsWith(queries.maintenanceEvents({ since: at(11), until: at(10) }, { first: null, after: null }), "BAD_USER_INPUT", "filter.since must be before filter.until");
       await rejectsWith(queries.transitionsForNodes([{ cluster: "prod", node: "n1", first: 501 }]), "BAD_USER_INPUT", "first: must be at most 500, got 501");
       assert.equal(counts.total(), 0);
     });

@@ -196,8 +196,32 @@ for (const backend of BACKENDS) {
       assert.equal(result.errors, undefined);
       assert.deepEqual(result.data.maintenanceEvents, {
         edges: [
-          { node: { cluster: "prod", node: "n1", kind: "DRAIN_SUCCEEDED", actor: "alice", reason: null, at: "2026-01-01T00:12:00.000Z", operationId: "6f1c1d4e-2a3b-4c5d-8e9f-0a1b2c3d4e5f", pod: null, detail: "e6" } },
-          { node: { cluster: "prod", node: "n1", kind: "POD_EVICTED", actor: "alice", reason: null, at: "2026-01-01T00:05:00.000Z", operationId: "6f1c1d4e-2a3b-4c5d-8e9f-0a1b2c3d4e5f", pod: "default/web-1", detail: "e3" } },
+          {
+            node: {
+              cluster: "prod",
+              node: "n1",
+              kind: "DRAIN_SUCCEEDED",
+              actor: "alice",
+              reason: null,
+              at: "2026-01-01T00:12:00.000Z",
+              operationId: "6f1c1d4e-2a3b-4c5d-8e9f-0a1b2c3d4e5f",
+              pod: null,
+              detail: "e6",
+            },
+          },
+          {
+            node: {
+              cluster: "prod",
+              node: "n1",
+              kind: "POD_EVICTED",
+              actor: "alice",
+              reason: null,
+              at: "2026-01-01T00:05:00.000Z",
+              operationId: "6f1c1d4e-2a3b-4c5d-8e9f-0a1b2c3d4e5f",
+              pod: "default/web-1",
+              detail: "e3",
+            },
+          },
         ],
         pageInfo: { hasNextPage: false },
       });
@@ -205,7 +229,14 @@ for (const backend of BACKENDS) {
 
     test("Node.maintenanceEvents of one node", async () => {
       const result = await run(schema, `{ node(cluster: "prod", name: "n1") { maintenanceEvents(first: 2) { kind pod } } }`);
-      assert.deepEqual(result.data, { node: { maintenanceEvents: [{ kind: "DRAIN_SUCCEEDED", pod: null }, { kind: "POD_EVICTED", pod: "default/web-1" }] } });
+      assert.deepEqual(result.data, {
+        node: {
+          maintenanceEvents: [
+            { kind: "DRAIN_SUCCEEDED", pod: null },
+            { kind: "POD_EVICTED", pod: "default/web-1" },
+          ],
+        },
+      });
     });
 
     test("bad arguments are BAD_USER_INPUT on the field that has them, before any query", async () => {
@@ -213,28 +244,17 @@ for (const backend of BACKENDS) {
       const tooMany = await run(schema, `{ node(cluster: "prod", name: "n1") { conditionTransitions(first: 501) { to } } }`);
       // The field is non-null, so its error nulls the node, as GraphQL says.
       assert.deepEqual(tooMany.data, { node: null });
-      assert.deepEqual(clientErrors(tooMany), [
-        { message: "first: must be at most 500, got 501", path: ["node", "conditionTransitions"], code: "BAD_USER_INPUT" },
-      ]);
+      assert.deepEqual(clientErrors(tooMany), [{ message: "first: must be at most 500, got 501", path: ["node", "conditionTransitions"], code: "BAD_USER_INPUT" }]);
       const negative = await run(schema, `{ node(cluster: "prod", name: "n1") { maintenanceEvents(first: -1) { kind } } }`);
-      assert.deepEqual(clientErrors(negative), [
-        { message: "first: must be zero or more, got -1", path: ["node", "maintenanceEvents"], code: "BAD_USER_INPUT" },
-      ]);
+      assert.deepEqual(clientErrors(negative), [{ message: "first: must be zero or more, got -1", path: ["node", "maintenanceEvents"], code: "BAD_USER_INPUT" }]);
       const zero = await run(schema, `{ node(cluster: "prod", name: "n1") { conditionTransitions(first: 0) { to } maintenanceEvents(first: 0) { kind } } }`);
       assert.deepEqual(zero, { data: { node: { conditionTransitions: [], maintenanceEvents: [] } } });
       assert.equal(counts.total(), 0);
 
       const cursor = await run(schema, `{ conditionTransitions(after: "not-ours") { edges { cursor } } }`);
-      assert.deepEqual(clientErrors(cursor), [
-        { message: "after: not a cursor of this list", path: ["conditionTransitions"], code: "BAD_USER_INPUT" },
-      ]);
-      const interval = await run(
-        schema,
-        `{ maintenanceEvents(filter: { since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z" }) { edges { cursor } } }`,
-      );
-      assert.deepEqual(clientErrors(interval), [
-        { message: "filter.since must be before filter.until", path: ["maintenanceEvents"], code: "BAD_USER_INPUT" },
-      ]);
+      assert.deepEqual(clientErrors(cursor), [{ message: "after: not a cursor of this list", path: ["conditionTransitions"], code: "BAD_USER_INPUT" }]);
+      const interval = await run(schema, `{ maintenanceEvents(filter: { since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z" }) { edges { cursor } } }`);
+      assert.deepEqual(clientErrors(interval), [{ message: "filter.since must be before filter.until", path: ["maintenanceEvents"], code: "BAD_USER_INPUT" }]);
     });
 
     test("a database that cannot be reached is UNAVAILABLE for clients, with no SQL or connection detail", async () => {

@@ -29,10 +29,14 @@ describe("history Leases belong to installations", () => {
       cluster.sim.cluster.setNodeCondition(node!, "Ready", "False", "KubeletNotReady", "test flip");
       const flip = `{ conditionTransitions(filter: { cluster: "sim", node: "${node}", type: "Ready", to: FALSE }) { edges { node { from to reason } } } }`;
       for (const { url } of [first, second]) {
-        const edges = await eventually(async () => {
-          const found = (await graphql(url, flip)).body.data.conditionTransitions.edges;
-          return found.length ? found : undefined;
-        }, "the flip recorded", 10_000);
+        const edges = await eventually(
+          async () => {
+            const found = (await graphql(url, flip)).body.data.conditionTransitions.edges;
+            return found.length ? found : undefined;
+          },
+          "the flip recorded",
+          10_000,
+        );
         assert.deepEqual(edges, [{ node: { from: "TRUE", to: "FALSE", reason: "KubeletNotReady" } }]);
       }
     } finally {
@@ -58,7 +62,10 @@ describe("history Leases belong to installations", () => {
         }, "the standby read the Lease");
         assert.deepEqual(leases, [{ cluster: "sim", lease: `kube-system/${lease}`, holder: "replica-a", held: false }]);
         const said = standby.logs.lines.filter((line) => String(line.msg).startsWith("standing by"));
-        assert.deepEqual(said.map((line) => [line.msg, line.holder, line.lease]), [["standing by: the Lease is held by replica-a", "replica-a", `kube-system/${lease}`]]);
+        assert.deepEqual(
+          said.map((line) => [line.msg, line.holder, line.lease]),
+          [["standing by: the Lease is held by replica-a", "replica-a", `kube-system/${lease}`]],
+        );
         assert.equal(historyLeaseHolders(cluster).size, 1, "one Lease for the installation");
       } finally {
         await standby.app.stop();
@@ -74,7 +81,15 @@ describe("history Leases belong to installations", () => {
 describe("an unreachable cluster's Lease checks", () => {
   test("back off, doubling from the retry period, and are logged once per step", async () => {
     const lines: Record<string, any>[] = [];
-    const sink = new Writable({ write: (chunk, _e, done) => (String(chunk).split("\n").filter(Boolean).forEach((l) => lines.push(JSON.parse(l))), done()) });
+    const sink = new Writable({
+      write: (chunk, _e, done) => (
+        String(chunk)
+          .split("\n")
+          .filter(Boolean)
+          .forEach((l) => lines.push(JSON.parse(l))),
+        done()
+      ),
+    });
     const [dead] = fromKubeconfigs([deadClusterKubeconfig()], []);
     const elector = new LeaseElector({
       client: new KubeClient(dead!.kubeConfig),
@@ -89,7 +104,18 @@ describe("an unreachable cluster's Lease checks", () => {
     const failed = () => lines.filter((line) => line.msg === "lease check failed");
     await eventually(() => failed().length >= 5, "five failed checks", 10_000);
     await elector.stop();
-    assert.deepEqual(failed().slice(0, 5).map((line) => [line.failures, line.retryInMs]), [[1, 20], [2, 40], [3, 80], [4, 160], [5, 320]]);
+    assert.deepEqual(
+      failed()
+        .slice(0, 5)
+        .map((line) => [line.failures, line.retryInMs]),
+      [
+        [1, 20],
+        [2, 40],
+        [3, 80],
+        [4, 160],
+        [5, 320],
+      ],
+    );
   });
 
   test("the backoff stops growing at 30 s, or at the retry period if that is longer", () => {

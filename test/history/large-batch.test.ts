@@ -6,10 +6,22 @@ import { BACKENDS } from "../support/databases.js";
 import { migratedDatabase } from "./history-fixtures.js";
 
 const node = (i: number, at: Date): CachedNode => ({
-  cluster: "big", name: `node-${i}`, uid: `uid-${i}`, resourceVersion: "1", creationTimestamp: "2025-01-01T00:00:00Z",
-  labels: { "kubernetes.io/hostname": `node-${i}` }, annotations: {}, taints: [], unschedulable: false,
-  conditions: [{ type: "Ready", status: "True", lastTransitionTime: at.toISOString() }, { type: "MemoryPressure", status: "False", lastTransitionTime: at.toISOString() }],
-  addresses: [], capacity: {}, allocatable: {},
+  cluster: "big",
+  name: `node-${i}`,
+  uid: `uid-${i}`,
+  resourceVersion: "1",
+  creationTimestamp: "2025-01-01T00:00:00Z",
+  labels: { "kubernetes.io/hostname": `node-${i}` },
+  annotations: {},
+  taints: [],
+  unschedulable: false,
+  conditions: [
+    { type: "Ready", status: "True", lastTransitionTime: at.toISOString() },
+    { type: "MemoryPressure", status: "False", lastTransitionTime: at.toISOString() },
+  ],
+  addresses: [],
+  capacity: {},
+  allocatable: {},
   nodeInfo: { kubeletVersion: "v1.31.2", containerRuntimeVersion: "containerd://1.7.24", osImage: "", kernelVersion: "", operatingSystem: "linux", architecture: "amd64" },
 });
 
@@ -30,7 +42,10 @@ test("a reconcile of a 6,000-node cluster is written whole on PostgreSQL, in sta
     assert.equal(await db.prisma.conditionTransition.count({ where: { cluster: "big" } }), 12_000);
     assert.equal(result.notices.length, 6_000);
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(warnings.filter((w) => /client\.query\(\)|DeprecationWarning/.test(w)), []);
+    assert.deepEqual(
+      warnings.filter((w) => /client\.query\(\)|DeprecationWarning/.test(w)),
+      [],
+    );
   } finally {
     process.off("warning", onWarning);
     await dispose();

@@ -23,10 +23,14 @@ describe("node changes read back: kubectl's label, taint and a reboot, as a user
     node = sim.sim.cluster.nodeNames().find((n) => !n.startsWith("control-plane"))!;
     startedAt = new Date();
     // The recorder has seen every node once it wrote their CREATED rows.
-    await eventually(async () => {
-      const edges = (await graphql(url, CHANGES, { f: { kinds: ["CREATED"] } })).body.data?.nodeChanges.edges;
-      return edges?.length === sim.sim.cluster.nodeNames().length || undefined;
-    }, "every node's CREATED change", 20_000);
+    await eventually(
+      async () => {
+        const edges = (await graphql(url, CHANGES, { f: { kinds: ["CREATED"] } })).body.data?.nodeChanges.edges;
+        return edges?.length === sim.sim.cluster.nodeNames().length || undefined;
+      },
+      "every node's CREATED change",
+      20_000,
+    );
   });
   after(async () => {
     await app.stop();
@@ -34,29 +38,33 @@ describe("node changes read back: kubectl's label, taint and a reboot, as a user
   });
 
   const changesOf = (kinds: string[], count: number) =>
-    eventually(async () => {
-      const edges = (await graphql(url, CHANGES, { f: { node, kinds } })).body.data?.nodeChanges.edges;
-      return edges?.length >= count ? edges.map((e: any) => e.node) : undefined;
-    }, `${count} ${kinds.join("/")} change(s) of ${node}`, 10_000);
+    eventually(
+      async () => {
+        const edges = (await graphql(url, CHANGES, { f: { node, kinds } })).body.data?.nodeChanges.edges;
+        return edges?.length >= count ? edges.map((e: any) => e.node) : undefined;
+      },
+      `${count} ${kinds.join("/")} change(s) of ${node}`,
+      10_000,
+    );
 
   test("kubectl label: one LABELS change per key, actor external, and a LABELED maintenance event in kubectl's syntax", async () => {
     await sim.kubectl("label", "node", node, "env=prod", "team=web");
     const changes = await changesOf(["LABELS"], 2);
-    assert.deepEqual(
-      changes.map((c: any) => [c.key, c.from, c.to, c.actor]).sort(),
-      [
-        ["env", null, "prod", "external"],
-        ["team", null, "web", "external"],
-      ],
-    );
+    assert.deepEqual(changes.map((c: any) => [c.key, c.from, c.to, c.actor]).sort(), [
+      ["env", null, "prod", "external"],
+      ["team", null, "web", "external"],
+    ]);
     await sim.kubectl("label", "node", node, "env=staging", "--overwrite");
     await sim.kubectl("label", "node", node, "team-");
     const later = await changesOf(["LABELS"], 4);
     // Newest first.
-    assert.deepEqual(later.slice(0, 2).map((c: any) => [c.key, c.from, c.to]), [
-      ["team", "web", null],
-      ["env", "prod", "staging"],
-    ]);
+    assert.deepEqual(
+      later.slice(0, 2).map((c: any) => [c.key, c.from, c.to]),
+      [
+        ["team", "web", null],
+        ["env", "prod", "staging"],
+      ],
+    );
     const events = (await graphql(url, EVENTS, { n: node, kinds: ["LABELED"] })).body.data.maintenanceEvents.edges.map((e: any) => e.node);
     assert.deepEqual(events, [
       { kind: "LABELED", actor: "external", reason: null, detail: "team-" },
@@ -68,13 +76,10 @@ describe("node changes read back: kubectl's label, taint and a reboot, as a user
   test("kubectl taint: one TAINTS change per key and effect, value:effect as text", async () => {
     await sim.kubectl("taint", "node", node, "dedicated=gpu:NoSchedule", "maintenance:NoExecute");
     const changes = await changesOf(["TAINTS"], 2);
-    assert.deepEqual(
-      changes.map((c: any) => [c.key, c.from, c.to, c.actor]).sort(),
-      [
-        ["dedicated", null, "gpu:NoSchedule", "external"],
-        ["maintenance", null, "NoExecute", "external"],
-      ],
-    );
+    assert.deepEqual(changes.map((c: any) => [c.key, c.from, c.to, c.actor]).sort(), [
+      ["dedicated", null, "gpu:NoSchedule", "external"],
+      ["maintenance", null, "NoExecute", "external"],
+    ]);
     await sim.kubectl("taint", "node", node, "maintenance:NoExecute-");
     const [removed] = await changesOf(["TAINTS"], 3);
     assert.deepEqual([removed.key, removed.from, removed.to], ["maintenance", "NoExecute", null]);
@@ -111,13 +116,25 @@ describe("node changes read back: kubectl's label, taint and a reboot, as a user
     const first = (await graphql(url, CHANGES, { f: { node }, first: 2 })).body.data.nodeChanges;
     assert.equal(first.pageInfo.hasNextPage, true);
     const second = (await graphql(url, CHANGES, { f: { node }, first: 100, after: first.pageInfo.endCursor })).body.data.nodeChanges;
-    assert.deepEqual([...first.edges, ...second.edges].map((e: any) => e.cursor), all);
+    assert.deepEqual(
+      [...first.edges, ...second.edges].map((e: any) => e.cursor),
+      all,
+    );
     assert.equal(second.pageInfo.hasNextPage, false);
     const oldest = second.edges.at(-1).node;
     assert.deepEqual([oldest.kind, oldest.actor], ["CREATED", "external"]);
 
     const list = (await graphql(url, NODE_CHANGES, { n: node, first: 3 })).body.data.node.changes;
-    assert.deepEqual(list, first.edges.concat(second.edges).slice(0, 3).map((e: any) => { const { node: _n, cluster: _c, ...rest } = e.node; return rest; }));
+    assert.deepEqual(
+      list,
+      first.edges
+        .concat(second.edges)
+        .slice(0, 3)
+        .map((e: any) => {
+          const { node: _n, cluster: _c, ...rest } = e.node;
+          return rest;
+        }),
+    );
 
     const code = async (query: string, variables: Record<string, unknown>) => (await graphql(url, query, variables)).body.errors?.[0]?.extensions?.code;
     assert.equal(await code(CHANGES, { after: "garbage" }), "BAD_USER_INPUT");

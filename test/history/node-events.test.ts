@@ -84,7 +84,10 @@ describe("node events, live and kept", () => {
       source: "ops-robot",
     };
     await eventually(async () => (await live(url, node)).some((e) => e.id === expected.id), "Node.events shows it", 10_000);
-    assert.deepEqual((await live(url, node)).find((e) => e.id === expected.id), expected);
+    assert.deepEqual(
+      (await live(url, node)).find((e) => e.id === expected.id),
+      expected,
+    );
     await eventually(async () => (await recorded(url, { node, reason: "DiskReplaced" })).length === 1, "nodeEvents has it", 10_000);
     assert.deepEqual(await recorded(url, { node, reason: "DiskReplaced" }), [expected]);
 
@@ -95,7 +98,10 @@ describe("node events, live and kept", () => {
     const bumped = { ...expected, count: 5, lastSeen: new Date(later).toISOString() };
     await eventually(async () => (await recorded(url, { node, reason: "DiskReplaced" }))[0]?.count === 5, "the record follows the count", 10_000);
     assert.deepEqual(await recorded(url, { node, reason: "DiskReplaced" }), [bumped], "one record however often the count changes");
-    assert.deepEqual((await live(url, node)).find((e) => e.id === expected.id), bumped);
+    assert.deepEqual(
+      (await live(url, node)).find((e) => e.id === expected.id),
+      bumped,
+    );
 
     // An hour of simulated time later the apiserver's TTL has removed it.
     sim.sim.cluster.advance(61 * 60_000);
@@ -164,7 +170,10 @@ describe("node events, live and kept", () => {
       seen.push(...data.nodeEvents.edges.map((e: any) => e.node.id));
       after = data.nodeEvents.pageInfo.hasNextPage ? data.nodeEvents.pageInfo.endCursor : null;
     } while (after);
-    assert.deepEqual(seen, all.map((e) => e.id));
+    assert.deepEqual(
+      seen,
+      all.map((e) => e.id),
+    );
     for (let i = 1; i < all.length; i++) assert.ok(Date.parse(all[i - 1].lastSeen) >= Date.parse(all[i].lastSeen));
     const errorOf = async (variables: Record<string, unknown>) => (await graphql(url, RECORDED, variables)).body.errors?.[0];
     assert.equal((await errorOf({ first: -1 }))?.extensions.code, "BAD_USER_INPUT");

@@ -56,13 +56,17 @@ for (const backend of BACKENDS) {
     const settled = async () => {
       // Quiet for a moment: nothing more arrives.
       let last = JSON.stringify(await counts());
-      await eventually(async () => {
-        await new Promise((r) => setTimeout(r, 300));
-        const now = JSON.stringify(await counts());
-        const same = now === last;
-        last = now;
-        return same;
-      }, "history settled", 10_000);
+      await eventually(
+        async () => {
+          await new Promise((r) => setTimeout(r, 300));
+          const now = JSON.stringify(await counts());
+          const same = now === last;
+          last = now;
+          return same;
+        },
+        "history settled",
+        10_000,
+      );
     };
 
     test("on first start every node is recorded as created, with its conditions as first seen", async () => {
@@ -87,13 +91,20 @@ for (const backend of BACKENDS) {
         // Each flap seen by the service before the next: N watch events, not a relist.
         await cacheCaughtUp(probes, cluster);
       }
-      const flaps = await eventually(async () => {
-        const rows = await readyTransitions(node, false);
-        return rows.length >= N ? rows : undefined;
-      }, `${N} transitions`, 10_000);
+      const flaps = await eventually(
+        async () => {
+          const rows = await readyTransitions(node, false);
+          return rows.length >= N ? rows : undefined;
+        },
+        `${N} transitions`,
+        10_000,
+      );
       await settled();
       assert.equal((await readyTransitions(node, false)).length, N);
-      assert.deepEqual(flaps.map((t) => `${t.from}->${t.to}`), ["True->False", "False->True", "True->False", "False->True", "True->False", "False->True"]);
+      assert.deepEqual(
+        flaps.map((t) => `${t.from}->${t.to}`),
+        ["True->False", "False->True", "True->False", "False->True", "True->False", "False->True"],
+      );
       const object = cluster.sim.cluster.get("nodes", node) as any;
       const ready = object.status.conditions.find((c: any) => c.type === "Ready");
       assert.equal(flaps.at(-1)!.at.toISOString(), new Date(ready.lastTransitionTime).toISOString());
@@ -113,10 +124,14 @@ for (const backend of BACKENDS) {
       app = await start("replica-a");
       // The new recorder leads and has worked off its queue, the restart's reconcile included.
       const restarted = app;
-      await eventually(async () => {
-        const h = (await graphql(restarted.url, "{ service { history { leaderOf pendingWrites } } }")).body.data?.service.history;
-        return h?.leaderOf.length === 1 && h.pendingWrites === 0;
-      }, "the new recorder to lead and catch up", 10_000);
+      await eventually(
+        async () => {
+          const h = (await graphql(restarted.url, "{ service { history { leaderOf pendingWrites } } }")).body.data?.service.history;
+          return h?.leaderOf.length === 1 && h.pendingWrites === 0;
+        },
+        "the new recorder to lead and catch up",
+        10_000,
+      );
       await settled();
       assert.deepEqual(await counts(), before);
     });

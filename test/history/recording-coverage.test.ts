@@ -69,25 +69,39 @@ for (const backend of BACKENDS) {
       assert.deepEqual(reconciles, ["c"], "what happened meanwhile is read before a stretch starts again");
       coverage.reconciled("c", at(26));
       minute = 27;
-      await settled([[iso(2), iso(11)], [iso(26), iso(27)]]);
+      await settled([
+        [iso(2), iso(11)],
+        [iso(26), iso(27)],
+      ]);
     });
 
     test("giving up the lease closes the stretch now", async () => {
       minute = 30;
       await coverage.release("c");
       minute = 40;
-      assert.deepEqual(await stretches(), [[iso(2), iso(11)], [iso(26), iso(30)]]);
+      assert.deepEqual(await stretches(), [
+        [iso(2), iso(11)],
+        [iso(26), iso(30)],
+      ]);
     });
 
     test("after a successor claims the cluster, the old term's writes are refused", async () => {
       coverage.lead("c", true);
       coverage.reconciled("c", at(41));
       minute = 42;
-      await settled([[iso(2), iso(11)], [iso(26), iso(30)], [iso(41), iso(42)]]);
+      await settled([
+        [iso(2), iso(11)],
+        [iso(26), iso(30)],
+        [iso(41), iso(42)],
+      ]);
       await new HistoryStore(db).claimLeadership("c", "successor");
       minute = 50;
       await coverage.release("c");
-      assert.deepEqual(await stretches(), [[iso(2), iso(11)], [iso(26), iso(30)], [iso(41), iso(42)]]);
+      assert.deepEqual(await stretches(), [
+        [iso(2), iso(11)],
+        [iso(26), iso(30)],
+        [iso(41), iso(42)],
+      ]);
     });
   });
 }

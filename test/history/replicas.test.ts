@@ -74,8 +74,14 @@ describe("two replicas on one PostgreSQL", () => {
       await eventually(async () => (await graphql(b.url, "{ service { history { pendingWrites } } }")).body.data.service.history.pendingWrites === 0, "B's queue written", 10_000);
 
       const rows = await readyRows(node);
-      assert.deepEqual(rows.map((r) => `${r.from}->${r.to}`), ["True->False", "False->True", "True->False", "False->True", "True->False", "False->True"]);
-      assert.deepEqual(rows.map((r) => r.reconciled), [false, false, false, false, true, false]);
+      assert.deepEqual(
+        rows.map((r) => `${r.from}->${r.to}`),
+        ["True->False", "False->True", "True->False", "False->True", "True->False", "False->True"],
+      );
+      assert.deepEqual(
+        rows.map((r) => r.reconciled),
+        [false, false, false, false, true, false],
+      );
       const { rows: duplicates } = await client.query(`SELECT count(*)::int AS n FROM condition_transition GROUP BY cluster, node, type, at, "to" HAVING count(*) > 1`);
       assert.deepEqual(duplicates, []);
     } finally {

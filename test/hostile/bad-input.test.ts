@@ -74,7 +74,10 @@ describe("bad input is BAD_USER_INPUT, found before any query runs (issue 13, fi
   });
 
   test("a cursor whose id passes int64 is not a cursor of the list", async () => {
-    for (const [field, list] of [["conditionTransitions", "transitions"], ["maintenanceEvents", "events"]] as const) {
+    for (const [field, list] of [
+      ["conditionTransitions", "transitions"],
+      ["maintenanceEvents", "events"],
+    ] as const) {
       for (const cursor of [
         encodeOpaqueCursor({ l: list, a: Date.now(), i: "9223372036854775808" }),
         encodeOpaqueCursor({ l: list, a: Date.now(), i: "9999999999999999999" }),
@@ -110,7 +113,10 @@ describe("only a lost database is UNAVAILABLE (issue 18, item 2)", () => {
       await database.prisma.$executeRawUnsafe(`ALTER TABLE ${table} RENAME TO ${table}_gone`);
       try {
         const response = await graphql(url, query);
-        assert.deepEqual(response.body.errors?.map((e) => ({ message: e.message, code: e.extensions.code })), [{ message: "Internal server error", code: "INTERNAL_SERVER_ERROR" }]);
+        assert.deepEqual(
+          response.body.errors?.map((e) => ({ message: e.message, code: e.extensions.code })),
+          [{ message: "Internal server error", code: "INTERNAL_SERVER_ERROR" }],
+        );
         const logged = logs.lines.filter((line) => line.msg === "unexpected error in a GraphQL operation");
         assert.match(JSON.stringify(logged.at(-1)?.["err"]), new RegExp(table), "the log has the database's own words");
       } finally {

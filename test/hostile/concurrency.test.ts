@@ -70,7 +70,10 @@ describe("expensive fields cost their work, and operations in flight are bounded
     const responses = await Promise.all(
       Array.from({ length: 150 }, () => fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json", ...viewer }, body: JSON.stringify({ query: HEAVY }) })),
     );
-    assert.ok(responses.every((r) => r.status === 200 || r.status === 429), responses.map((r) => r.status).join());
+    assert.ok(
+      responses.every((r) => r.status === 200 || r.status === 429),
+      responses.map((r) => r.status).join(),
+    );
     await Promise.all(responses.map((r) => r.arrayBuffer()));
   });
 

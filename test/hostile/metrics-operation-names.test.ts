@@ -45,6 +45,9 @@ test("every operation the web UI and the CLI name is on the shipped list", () =>
       for (const match of readFileSync(join(PACKAGE_ROOT, dir, file), "utf8").matchAll(/`(?:query|mutation|subscription) ([A-Z]\w*)/g)) named.add(match[1]!);
     }
   }
-  assert.deepEqual([...named].filter((name) => !SHIPPED_OPERATIONS.includes(name)), []);
+  assert.deepEqual(
+    [...named].filter((name) => !SHIPPED_OPERATIONS.includes(name)),
+    [],
+  );
   assert.ok(named.size >= 15, `found ${named.size} names`);
 });

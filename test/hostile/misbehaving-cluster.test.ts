@@ -26,12 +26,13 @@ current-context: ${name}
   return path;
 }
 
-const listen = (server: Server | ReturnType<typeof createTcpServer>) =>
-  new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+const listen = (server: Server | ReturnType<typeof createTcpServer>) => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
 
 /** Resident memory of a process, in MiB. */
 function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))!;
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"))!;
   return Number(line.replace(/\D/g, "")) / 1024;
 }
 
@@ -82,10 +83,14 @@ describe("one misbehaving cluster beside a good one", () => {
       assert.match(byName.silent.lastError, /no answer within/);
       // The endless cluster is cut and retried (with backoff) while the service answers; a reader
       // that gathers the line instead holds all that was sent.
-      await eventually(async () => {
-        assert.equal((await graphql(program.url, "{ __typename }")).body.data.__typename, "Query");
-        return cut >= 8 || sent > 1024 * 1024 * 1024;
-      }, "eight answers of the endless server cut, or a GiB sent", 60_000);
+      await eventually(
+        async () => {
+          assert.equal((await graphql(program.url, "{ __typename }")).body.data.__typename, "Query");
+          return cut >= 8 || sent > 1024 * 1024 * 1024;
+        },
+        "eight answers of the endless server cut, or a GiB sent",
+        60_000,
+      );
       assert.equal((await fetch(`${program.url}/healthz`)).status, 200);
       const figures = `ready after ${readyAfterMs} ms; peak RSS ${Math.round(peak)} MiB; ${Math.round(sent / 1024 / 1024)} MiB sent in ${cut} answers cut`;
       console.log(`# ${figures}`);

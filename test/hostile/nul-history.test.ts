@@ -130,7 +130,10 @@ for (const backend of BACKENDS) {
         await cluster.kubectl("cordon", b);
         flipAll(cluster, "False");
         for (const node of [a, b]) await eventually(async () => (await readyFlips(url, node)).length === 1, `${node}'s flip behind the refused row`, 15_000);
-        assert.deepEqual((await graphql(url, EVENTS, { n: b })).body.data.maintenanceEvents.edges.map((e: any) => e.node.actor), ["external"]);
+        assert.deepEqual(
+          (await graphql(url, EVENTS, { n: b })).body.data.maintenanceEvents.edges.map((e: any) => e.node.actor),
+          ["external"],
+        );
         const counted = (await graphql(url, HISTORY)).body.data.service.history;
         assert.deepEqual({ refused: counted.refusedWrites, pending: counted.pendingWrites, stalled: counted.stalledSince }, { refused: 1, pending: 0, stalled: null });
         const line = logs.lines.find((l) => l.msg === "history: the database refused a row for its content; left out, recording carries on");
@@ -141,10 +144,14 @@ for (const backend of BACKENDS) {
         await database.prisma.$executeRawUnsafe("ALTER TABLE condition_transition RENAME TO condition_transition_away");
         flipAll(cluster, "True");
         const stalled = await eventually(async () => (await graphql(url, HISTORY)).body.data.service.history.stalledSince, "stalledSince", 15_000);
-        const readiness = await eventually(async () => {
-          const response = await fetch(`${url}/readyz`);
-          return response.status === 503 ? ((await response.json()) as any) : undefined;
-        }, "/readyz 503", 15_000);
+        const readiness = await eventually(
+          async () => {
+            const response = await fetch(`${url}/readyz`);
+            return response.status === 503 ? ((await response.json()) as any) : undefined;
+          },
+          "/readyz 503",
+          15_000,
+        );
         assert.match(JSON.stringify(readiness), /no progress since/);
         assert.ok(Date.parse(stalled) <= Date.now());
         await servedMeanwhile(url);

@@ -54,7 +54,10 @@ describe("selectors and filters are bounded like the apiserver's, and charged fo
     const cases: [string, string][] = [
       [NOT_EXISTS, `filter.labelSelector: the selector is ${Buffer.byteLength(NOT_EXISTS)} bytes; at most 8192 are allowed`],
       [Array.from({ length: 65 }, (_, i) => `k${i}`).join(","), "filter.labelSelector: more than 64 requirements; at most 64 are allowed at position 246"],
-      [`k in (${Array.from({ length: 257 }, (_, i) => `${i}`).join(",")})`, "filter.labelSelector: unable to parse requirement: more than 256 values in one list; at most 256 are allowed at position 920"],
+      [
+        `k in (${Array.from({ length: 257 }, (_, i) => `${i}`).join(",")})`,
+        "filter.labelSelector: unable to parse requirement: more than 256 values in one list; at most 256 are allowed at position 920",
+      ],
       [`${"k".repeat(64)}`, `filter.labelSelector: unable to parse requirement: <nil>: Invalid value: "${"k".repeat(64)}": name part must be no more than 63 characters at position 0`],
     ];
     for (const [selector, message] of cases) {
@@ -86,7 +89,9 @@ describe("selectors and filters are bounded like the apiserver's, and charged fo
   });
 
   test("a drain with a 300 KB podSelector is BAD_USER_INPUT, not an apiserver 431, and its message is short", async () => {
-    const selector = Array.from({ length: 30_000 }, () => "a=b").join(",").slice(0, 300_000);
+    const selector = Array.from({ length: 30_000 }, () => "a=b")
+      .join(",")
+      .slice(0, 300_000);
     const response = await graphql(url, 'mutation($o: DrainOptions) { drainNode(name: "general-a-0", options: $o) { id } }', { o: { podSelector: selector, dryRun: true } }, STRICT);
     assert.deepEqual(
       { code: first(response).code, message: first(response).message },

@@ -16,7 +16,6 @@ async function subgraph(url: string, query: string, variables?: Record<string, u
 const ENTITIES = "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name pods { name namespace } events(first: 500) { reason } } } }";
 const nodes = (n: number) => Array.from({ length: n }, (_, i) => ({ __typename: "Node", id: `sim/general-a-${i}` }));
 
-
 /** A request to /subgraph whose body never ends: it holds its in-flight slot until `end()`. */
 function held(url: string): Promise<{ end(): void }> {
   return new Promise((resolve, reject) => {
@@ -45,7 +44,10 @@ describe("/subgraph goes through the same limits as /graphql", () => {
     const many = subgraph(url, "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name pods { name namespace } } } }", { r: nodes(20_000) });
     await servedMeanwhile(url);
     const names = await many;
-    assert.deepEqual(names.body.errors?.map((e) => ({ code: e.extensions.code, message: e.message })), [{ code: "BAD_USER_INPUT", message: "_entities names 20000 representations; at most 5000 are allowed" }]);
+    assert.deepEqual(
+      names.body.errors?.map((e) => ({ code: e.extensions.code, message: e.message })),
+      [{ code: "BAD_USER_INPUT", message: "_entities names 20000 representations; at most 5000 are allowed" }],
+    );
     assert.equal(names.body.data, null);
   });
 
@@ -60,17 +62,24 @@ describe("/subgraph goes through the same limits as /graphql", () => {
     assert.ok(body.data._entities.slice(1).every((entity: unknown) => entity === null));
     assert.equal(body.errors?.length, 99);
     assert.deepEqual(new Set(body.errors!.map((e) => e.extensions.code)), new Set(["BAD_USER_INPUT"]));
-    assert.deepEqual(body.errors!.slice(0, 3).map((e) => ({ message: e.message, path: e.path })), [
-      { message: "representations[1]: a Node is named by its id, a string", path: ["_entities", 1] },
-      { message: "representations[2]: __typename must be one of Node, Cluster", path: ["_entities", 2] },
-      { message: "representations[3]: a representation is an object with __typename and its key", path: ["_entities", 3] },
-    ]);
+    assert.deepEqual(
+      body.errors!.slice(0, 3).map((e) => ({ message: e.message, path: e.path })),
+      [
+        { message: "representations[1]: a Node is named by its id, a string", path: ["_entities", 1] },
+        { message: "representations[2]: __typename must be one of Node, Cluster", path: ["_entities", 2] },
+        { message: "representations[3]: a representation is an object with __typename and its key", path: ["_entities", 3] },
+      ],
+    );
     // 2,000 malformed ones are one error for the call, not 2,000.
     const many = await subgraph(url, "query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { name } } }", { r: Array.from({ length: 2_000 }, () => ({ __typename: "Node" })) });
-    assert.deepEqual(many.body.errors?.map((e) => ({ code: e.extensions.code, message: e.message })), [
-      { code: "BAD_USER_INPUT", message: "2000 representations are malformed (at most 100 are answered one by one); the first, representations[0]: a Node is named by its id, a string" },
-    ]);
-    assert.deepEqual(logs.lines.slice(before).filter((line) => Number(line["level"]) >= 50), []);
+    assert.deepEqual(
+      many.body.errors?.map((e) => ({ code: e.extensions.code, message: e.message })),
+      [{ code: "BAD_USER_INPUT", message: "2000 representations are malformed (at most 100 are answered one by one); the first, representations[0]: a Node is named by its id, a string" }],
+    );
+    assert.deepEqual(
+      logs.lines.slice(before).filter((line) => Number(line["level"]) >= 50),
+      [],
+    );
     await servedMeanwhile(url);
   });
 
@@ -106,9 +115,10 @@ describe("/subgraph with --introspection false", () => {
   test("_service { sdl } is refused like __schema", async () => {
     const sdl = await subgraph(url, "{ _service { sdl } }");
     assert.equal(sdl.status, 400);
-    assert.deepEqual(sdl.body.errors?.map((e) => ({ code: e.extensions.code, message: e.message })), [
-      { code: "GRAPHQL_VALIDATION_FAILED", message: "The subgraph's SDL is not served: introspection is disabled on this server" },
-    ]);
+    assert.deepEqual(
+      sdl.body.errors?.map((e) => ({ code: e.extensions.code, message: e.message })),
+      [{ code: "GRAPHQL_VALIDATION_FAILED", message: "The subgraph's SDL is not served: introspection is disabled on this server" }],
+    );
     const schema = await subgraph(url, "{ __schema { types { name } } }");
     assert.equal(schema.status, 400);
     assert.equal(schema.body.errors?.[0]?.extensions.code, "GRAPHQL_VALIDATION_FAILED");

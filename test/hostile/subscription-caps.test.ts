@@ -19,7 +19,8 @@ async function connection(url: string, token: string): Promise<{ socket: WebSock
   return { socket: outcome.socket, received };
 }
 
-const refusals = (received: any[]) => received.filter((m) => m.type === "error").map((m) => ({ id: m.id, reason: m.payload[0].extensions.reason, code: m.payload[0].extensions.code, message: m.payload[0].message }));
+const refusals = (received: any[]) =>
+  received.filter((m) => m.type === "error").map((m) => ({ id: m.id, reason: m.payload[0].extensions.reason, code: m.payload[0].extensions.code, message: m.payload[0].message }));
 
 describe("subscriptions and WebSocket connections are bounded per connection and per caller (issue 13, finding 3)", () => {
   describe("with small limits", () => {
@@ -27,7 +28,10 @@ describe("subscriptions and WebSocket connections are bounded per connection and
     let url: string;
     let probes: AppProbes;
     const file = tokensFile();
-    before(async () => ({ app, url, probes } = await startTestApp({ auth: { tokensFile: file.path }, limits: { maxSubscriptionsPerConnection: 5, maxSubscriptionsPerCaller: 8, maxWebSocketsPerCaller: 3 } })));
+    before(
+      async () =>
+        ({ app, url, probes } = await startTestApp({ auth: { tokensFile: file.path }, limits: { maxSubscriptionsPerConnection: 5, maxSubscriptionsPerCaller: 8, maxWebSocketsPerCaller: 3 } })),
+    );
     after(async () => (await app.stop(), file.remove()));
 
     test("the sixth subscription on a connection and the ninth of a caller are FORBIDDEN TOO_MANY_SUBSCRIPTIONS; completing one frees its place", async () => {
@@ -99,7 +103,10 @@ describe("subscriptions and WebSocket connections are bounded per connection and
         await eventually(() => refusals(attacker.received).length + probes.subscriberCount() === 20_000, "every frame answered", 60_000);
         assert.ok(probes.subscriberCount() <= 100, `what the connection holds is bounded (${probes.subscriberCount()})`);
         const reasons = new Set(refusals(attacker.received).map((r) => r.reason));
-        assert.ok([...reasons].every((r) => r === "TOO_MANY_IN_FLIGHT" || r === "TOO_MANY_SUBSCRIPTIONS"), [...reasons].join());
+        assert.ok(
+          [...reasons].every((r) => r === "TOO_MANY_IN_FLIGHT" || r === "TOO_MANY_SUBSCRIPTIONS"),
+          [...reasons].join(),
+        );
         await servedMeanwhile(url, bearer(TOKENS.admin));
       } finally {
         attacker.socket.close();

@@ -21,7 +21,11 @@ describe("credentials in URL query parameters are never logged (issue 13, findin
       const { code, stdout, stderr } = await exit;
       assert.equal(code, 0);
       assert.ok(!stdout.includes(SECRET) && !stderr.includes(SECRET), "the password appears nowhere");
-      const open = stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((l) => l.msg === "database open");
+      const open = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === "database open");
       assert.match(open.database, /\?password=REDACTED$/);
     } finally {
       child.kill("SIGKILL");
@@ -30,7 +34,9 @@ describe("credentials in URL query parameters are never logged (issue 13, findin
   });
 
   test("a database that cannot be reached: the error line names it without password or sslpassword", async () => {
-    const child = spawnCli(["serve", "--port", "0", "--simulate", "1", "--database-url", `postgresql://someone@127.0.0.1:1/db?sslpassword=${SSL_SECRET}&password=${SECRET}&application_name=ni`], { HOME: "/nonexistent" });
+    const child = spawnCli(["serve", "--port", "0", "--simulate", "1", "--database-url", `postgresql://someone@127.0.0.1:1/db?sslpassword=${SSL_SECRET}&password=${SECRET}&application_name=ni`], {
+      HOME: "/nonexistent",
+    });
     const { code, stdout, stderr } = await finished(child, 60_000);
     assert.equal(code, 1);
     const output = stdout + stderr;

@@ -4,8 +4,7 @@ import { R } from "../../src/sim/index.js";
 import { graphql, startTestApp } from "../support/app.js";
 import { deadClusterKubeconfig, eventually, startSimWithKubeconfig } from "../support/sim-cluster.js";
 
-const unschedulable = async (url: string, name: string) =>
-  (await graphql(url, `query($n: String!) { node(name: $n) { unschedulable } }`, { n: name })).body.data?.node?.unschedulable;
+const unschedulable = async (url: string, name: string) => (await graphql(url, `query($n: String!) { node(name: $n) { unschedulable } }`, { n: name })).body.data?.node?.unschedulable;
 
 describe("the watch caches recover from faults", () => {
   test("when every connection to the cluster is cut, the cache reconnects and sees later changes", async () => {
@@ -42,10 +41,14 @@ describe("the watch caches recover from faults", () => {
         cluster.sim.cluster.update(R.nodes, names[i % names.length]!, (copy: any) => void (copy.metadata.labels["churn"] = String(i)));
       }
       const last = names[11 % names.length]!;
-      await eventually(async () => {
-        const { body } = await graphql(url, `query($n: String!) { node(name: $n) { label(key: "churn") } }`, { n: last });
-        return body.data?.node?.label === "11";
-      }, "the last change is seen", 5_000);
+      await eventually(
+        async () => {
+          const { body } = await graphql(url, `query($n: String!) { node(name: $n) { label(key: "churn") } }`, { n: last });
+          return body.data?.node?.label === "11";
+        },
+        "the last change is seen",
+        5_000,
+      );
       assert.ok(nodeLists() > listsBefore, "the nodes were listed again after 410 Gone");
     } finally {
       await app.stop();
@@ -55,10 +58,7 @@ describe("the watch caches recover from faults", () => {
 
   test("a watch that goes silent is restarted, and nothing is missed", async () => {
     const cluster = await startSimWithKubeconfig({ nodes: 3, seed: 5, bookmarkIntervalMs: 600_000 });
-    const { app, url, logs } = await startTestApp(
-      { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } },
-      { clusterTuning: { stallTimeoutMs: 300 } },
-    );
+    const { app, url, logs } = await startTestApp({ clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } }, { clusterTuning: { stallTimeoutMs: 300 } });
     try {
       await eventually(async () => (await graphql(url, "{ clusters { synced } }")).body.data?.clusters[0].synced, "sync");
       const restarts = () => logs.lines.filter((l) => l.resource === "nodes" && /watch silent for too long/.test(String(l.msg))).length;
@@ -87,7 +87,11 @@ describe("several clusters, one unreachable", () => {
       }, "every cluster synced or failed");
       assert.deepEqual(
         clusters.map((c: any) => [c.name, c.synced, c.nodeCount]),
-        [["east", true, 3], ["west", true, 5], ["dead", false, 0]],
+        [
+          ["east", true, 3],
+          ["west", true, 5],
+          ["dead", false, 0],
+        ],
       );
       assert.match(clusters[2].lastError, /ECONNREFUSED/);
 

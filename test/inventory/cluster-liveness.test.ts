@@ -40,9 +40,16 @@ describe("a cluster that stops answering is not live, and says since when", () =
       const nodes = await runCli(["nodes", "--url", url]);
       assert.equal(nodes.code, 0, nodes.stderr);
       assert.match(nodes.stderr, new RegExp(`^Warning: cluster far is not live since ${queried.disconnectedSince.replace(/\./g, "\\.")} \\(.+\\): its nodes are shown as last known\\n$`));
-      const rows = nodes.stdout.trimEnd().split("\n").slice(1).map((l) => l.split(/\s{2,}/));
+      const rows = nodes.stdout
+        .trimEnd()
+        .split("\n")
+        .slice(1)
+        .map((l) => l.split(/\s{2,}/));
       assert.equal(rows.length, 3);
-      assert.ok(rows.every((r) => r[0] === "far" && r[2] === "Ready (stale)"), nodes.stdout);
+      assert.ok(
+        rows.every((r) => r[0] === "far" && r[2] === "Ready (stale)"),
+        nodes.stdout,
+      );
       const json = JSON.parse((await runCli(["nodes", "--url", url, "-o", "json"])).stdout);
       assert.deepEqual(new Set(json.map((n: any) => n.clusterDisconnectedSince)), new Set([queried.disconnectedSince]));
 
@@ -52,7 +59,10 @@ describe("a cluster that stops answering is not live, and says since when", () =
       const after = await runCli(["nodes", "--url", url]);
       assert.equal(after.stderr, "");
       assert.ok(!after.stdout.includes("(stale)"), after.stdout);
-      assert.ok(received.every((e) => !e.error), JSON.stringify(received));
+      assert.ok(
+        received.every((e) => !e.error),
+        JSON.stringify(received),
+      );
     } finally {
       await client.dispose();
       await app.stop();

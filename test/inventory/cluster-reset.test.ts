@@ -26,10 +26,14 @@ describe("a cluster that comes back as another at the same address", () => {
       const state = async () => (await graphql(program.url, STATE)).body.data;
       const names = (data: any) => new Set<string>(data.nodes.edges.map((e: any) => e.node.name));
       await eventually(async () => (await fetch(`${program.url}/readyz`)).status === 200, "ready", 20_000);
-      await eventually(async () => {
-        const h = (await graphql(program.url, "{ service { history { leaderOf pendingWrites recordedChanges } } }")).body.data.service.history;
-        return h.leaderOf.length === 1 && h.pendingWrites === 0 && h.recordedChanges >= 8;
-      }, "history recorded the first cluster's nodes", 20_000);
+      await eventually(
+        async () => {
+          const h = (await graphql(program.url, "{ service { history { leaderOf pendingWrites recordedChanges } } }")).body.data.service.history;
+          return h.leaderOf.length === 1 && h.pendingWrites === 0 && h.recordedChanges >= 8;
+        },
+        "history recorded the first cluster's nodes",
+        20_000,
+      );
       assert.deepEqual(names(await state()), before);
 
       await sim.stop();
@@ -38,13 +42,17 @@ describe("a cluster that comes back as another at the same address", () => {
       const after = new Set(sim.cluster.nodeNames());
       // Every answer from here on: the cluster said connected and synced while showing nodes it no longer has.
       let ghostsWhileSynced = 0;
-      const settled = await eventually(async () => {
-        const data = await state();
-        const shown = names(data);
-        const ghosts = [...shown].filter((name) => !after.has(name)).length;
-        if (data.clusters[0].connected && data.clusters[0].synced && ghosts > 0) ghostsWhileSynced++;
-        return ghosts === 0 && shown.size === after.size && data.clusters[0].synced ? data : undefined;
-      }, "exactly the new cluster's nodes", 30_000);
+      const settled = await eventually(
+        async () => {
+          const data = await state();
+          const shown = names(data);
+          const ghosts = [...shown].filter((name) => !after.has(name)).length;
+          if (data.clusters[0].connected && data.clusters[0].synced && ghosts > 0) ghostsWhileSynced++;
+          return ghosts === 0 && shown.size === after.size && data.clusters[0].synced ? data : undefined;
+        },
+        "exactly the new cluster's nodes",
+        30_000,
+      );
       assert.deepEqual(names(settled), after);
       assert.equal(ghostsWhileSynced, 0);
       const [said] = (await graphql(program.url, "{ clusters { resets lastResetAt } }")).body.data.clusters;
@@ -54,11 +62,15 @@ describe("a cluster that comes back as another at the same address", () => {
       assert.match(await (await fetch(`${program.url}/metrics`)).text(), /node_inventory_cluster_resets_total\{cluster="sim"\} 1/);
       assert.match(program.stdout(), /the cluster came back as another/);
       // History: every node of the first cluster that is gone is recorded deleted.
-      const deleted = await eventually(async () => {
-        const { body } = await graphql(program.url, `{ nodeChanges(filter: { kinds: [DELETED] }, first: 100) { edges { node { node } } } }`);
-        const gone = new Set<string>(body.data.nodeChanges.edges.map((e: any) => e.node.node));
-        return [...before].every((name) => after.has(name) || gone.has(name)) ? gone : undefined;
-      }, "the old nodes recorded deleted", 20_000);
+      const deleted = await eventually(
+        async () => {
+          const { body } = await graphql(program.url, `{ nodeChanges(filter: { kinds: [DELETED] }, first: 100) { edges { node { node } } } }`);
+          const gone = new Set<string>(body.data.nodeChanges.edges.map((e: any) => e.node.node));
+          return [...before].every((name) => after.has(name) || gone.has(name)) ? gone : undefined;
+        },
+        "the old nodes recorded deleted",
+        20_000,
+      );
       assert.deepEqual([...deleted].sort(), [...before].filter((name) => !after.has(name)).sort());
       assert.equal((await graphql(program.url, "{ __typename }")).body.data.__typename, "Query");
     } finally {

@@ -34,15 +34,23 @@ describe("nodes of several clusters in the default order", () => {
     const { body } = await graphql(url, query);
     assert.equal(body.errors, undefined, JSON.stringify(body.errors));
     const clusterIds = body.data.clusters.map((c: { id: string }) => c.id);
-    assert.deepEqual(body.data.clusters.map((c: { id: string; name: string }) => Buffer.from(c.id, "base64url").toString()), ["Cluster:west", "Cluster:east"]);
+    assert.deepEqual(
+      body.data.clusters.map((c: { id: string; name: string }) => Buffer.from(c.id, "base64url").toString()),
+      ["Cluster:west", "Cluster:east"],
+    );
     const nodeIds = body.data.nodes.edges.map((e: { node: { id: string } }) => e.node.id);
     assert.equal(new Set([...clusterIds, ...nodeIds]).size, 2 + 12);
-    assert.deepEqual((await graphql(url, query)).body.data.clusters.map((c: { id: string }) => c.id), clusterIds);
+    assert.deepEqual(
+      (await graphql(url, query)).body.data.clusters.map((c: { id: string }) => c.id),
+      clusterIds,
+    );
   });
 
   /** "cluster/name" of every node the service lists, in its order. */
   const listed = async (direction: "ASC" | "DESC", first = 100) => {
-    const { body } = await graphql(url, `query($d: OrderDirection) { nodes(first: ${first}, orderBy: { field: NAME, direction: $d }) { totalCount edges { node { cluster name } } } }`, { d: direction });
+    const { body } = await graphql(url, `query($d: OrderDirection) { nodes(first: ${first}, orderBy: { field: NAME, direction: $d }) { totalCount edges { node { cluster name } } } }`, {
+      d: direction,
+    });
     assert.equal(body.errors, undefined, JSON.stringify(body.errors));
     return (body.data.nodes.edges as { node: { cluster: string; name: string } }[]).map(({ node }) => `${node.cluster}/${node.name}`);
   };

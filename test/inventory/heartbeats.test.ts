@@ -20,10 +20,14 @@ describe("heartbeats from the kubelets' Leases in kube-node-lease", () => {
   };
   /** Once the cache holds every node's current Lease as the simulator has it. */
   const caughtUp = () =>
-    eventually(async () => {
-      const served = await heartbeats();
-      return names.every((n) => served.get(n)?.heartbeatTime === new Date(renewTime(n)).toISOString()) && served;
-    }, "the cache holds every Lease's renewTime", 10_000);
+    eventually(
+      async () => {
+        const served = await heartbeats();
+        return names.every((n) => served.get(n)?.heartbeatTime === new Date(renewTime(n)).toISOString()) && served;
+      },
+      "the cache holds every Lease's renewTime",
+      10_000,
+    );
 
   before(async () => {
     sim = await startSimWithKubeconfig({ nodes: 5, seed: 21, clockSpeed: 0 });

@@ -116,10 +116,7 @@ describe("live inventory against the simulator", () => {
     // A frozen clock: metrics only move when the test advances time, so kubectl top and the
     // service see the same sample.
     cluster = await startSimWithKubeconfig({ nodes: 8, seed: 7, clockSpeed: 0, name: "sim" });
-    ({ app, url } = await startTestApp(
-      { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } },
-      { clusterTuning: { metricsIntervalMs: 100 } },
-    ));
+    ({ app, url } = await startTestApp({ clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] } }, { clusterTuning: { metricsIntervalMs: 100 } }));
     await eventually(async () => (await graphql(url, "{ clusters { synced metricsAvailable } }")).body.data?.clusters[0]?.metricsAvailable, "sync");
   });
   after(async () => {
@@ -178,10 +175,14 @@ describe("live inventory against the simulator", () => {
     await eventually(async () => (await nodeQuery(first!)).body.data?.node.status === "Ready,SchedulingDisabled", "cordon seen", 1_000);
 
     cluster.sim.cluster.setNodeCondition(second!, "Ready", "False", "KubeletNotReady", "simulated");
-    await eventually(async () => {
-      const node = (await nodeQuery(second!)).body.data?.node;
-      return node?.status === "NotReady" && node.conditions.find((c: any) => c.type === "Ready").status === "FALSE";
-    }, "NotReady seen", 1_000);
+    await eventually(
+      async () => {
+        const node = (await nodeQuery(second!)).body.data?.node;
+        return node?.status === "NotReady" && node.conditions.find((c: any) => c.type === "Ready").status === "FALSE";
+      },
+      "NotReady seen",
+      1_000,
+    );
 
     const added = cluster.sim.cluster.addNode({ name: "late-joiner" });
     await eventually(async () => (await nodeQuery(added.metadata.name)).body.data?.node, "new node seen", 1_000);
@@ -200,27 +201,35 @@ describe("live inventory against the simulator", () => {
 
   test("pod churn: pods deleted and replaced converge to the simulator's pods", async () => {
     const name = cluster.sim.cluster.nodeNames()[2]!;
-    const victims = cluster.sim.cluster.podsOnNode(name).filter((p: any) => !p.metadata.ownerReferences?.some((r: any) => r.kind === "DaemonSet")).slice(0, 3);
+    const victims = cluster.sim.cluster
+      .podsOnNode(name)
+      .filter((p: any) => !p.metadata.ownerReferences?.some((r: any) => r.kind === "DaemonSet"))
+      .slice(0, 3);
     for (const pod of victims) cluster.sim.cluster.deletePod(`${pod.metadata.namespace}/${pod.metadata.name}`, 0);
     cluster.sim.cluster.advance(5_000);
-    await eventually(async () => {
-      const { body } = await graphql(url, `query($n: String!) { node(name: $n) { pods { namespace name phase ownerKind daemonSet mirror } } }`, { n: name });
-      return JSON.stringify(body.data?.node.pods) === JSON.stringify(expectedPods(cluster.sim.cluster.podsOnNode(name)));
-    }, "pods converged", 1_000);
+    await eventually(
+      async () => {
+        const { body } = await graphql(url, `query($n: String!) { node(name: $n) { pods { namespace name phase ownerKind daemonSet mirror } } }`, { n: name });
+        return JSON.stringify(body.data?.node.pods) === JSON.stringify(expectedPods(cluster.sim.cluster.podsOnNode(name)));
+      },
+      "pods converged",
+      1_000,
+    );
   });
 
   test("a burst of queries makes no Kubernetes request beyond the watches", async () => {
     const lastBefore = cluster.sim.requestLog().at(-1);
-    await Promise.all(
-      Array.from({ length: 50 }, () => graphql(url, `{ clusters { nodeCount } nodes(first: 100) { edges { node { ${NODE_FIELDS} } } } }`)),
-    );
+    await Promise.all(Array.from({ length: 50 }, () => graphql(url, `{ clusters { nodeCount } nodes(first: 100) { edges { node { ${NODE_FIELDS} } } } }`)));
     const log = cluster.sim.requestLog();
     const during = log.slice(log.lastIndexOf(lastBefore!) + 1);
     // The metrics poll and the recorder's lease renewal run on their own timers whatever the
     // queries do; anything else would be a query calling Kubernetes.
     const background = /^\/apis\/(metrics\.k8s\.io|coordination\.k8s\.io)\//;
     const unexpected = during.filter((r) => !background.test(r.path));
-    assert.deepEqual(unexpected.map((r) => `${r.method} ${r.path}`), []);
+    assert.deepEqual(
+      unexpected.map((r) => `${r.method} ${r.path}`),
+      [],
+    );
   });
 
   test("filters, ordering and cursors", async () => {
@@ -233,26 +242,42 @@ describe("live inventory against the simulator", () => {
     const zone = objects[0]!.metadata.labels["topology.kubernetes.io/zone"];
     assert.deepEqual(
       await names({ labelSelector: `topology.kubernetes.io/zone=${zone}` }),
-      objects.filter((o) => o.metadata.labels["topology.kubernetes.io/zone"] === zone).map((o) => o.metadata.name).sort(),
+      objects
+        .filter((o) => o.metadata.labels["topology.kubernetes.io/zone"] === zone)
+        .map((o) => o.metadata.name)
+        .sort(),
     );
     assert.deepEqual(
       await names({ schedulable: false }),
-      objects.filter((o) => o.spec.unschedulable).map((o) => o.metadata.name).sort(),
+      objects
+        .filter((o) => o.spec.unschedulable)
+        .map((o) => o.metadata.name)
+        .sort(),
     );
     assert.deepEqual(
       await names({ ready: true }),
-      objects.filter((o) => o.status.conditions.find((c: any) => c.type === "Ready").status === "True").map((o) => o.metadata.name).sort(),
+      objects
+        .filter((o) => o.status.conditions.find((c: any) => c.type === "Ready").status === "True")
+        .map((o) => o.metadata.name)
+        .sort(),
     );
     assert.deepEqual(
       await names({ roles: ["control-plane"] }),
-      objects.filter((o) => "node-role.kubernetes.io/control-plane" in o.metadata.labels).map((o) => o.metadata.name).sort(),
+      objects
+        .filter((o) => "node-role.kubernetes.io/control-plane" in o.metadata.labels)
+        .map((o) => o.metadata.name)
+        .sort(),
     );
 
     // Page through by CPU usage, three at a time: every node once, in usage order.
     const seen: { name: string; cpu: number }[] = [];
     let after: string | null = null;
     do {
-      const { body }: any = await graphql(url, `query($a: String) { nodes(first: 3, after: $a, orderBy: { field: CPU_USAGE, direction: DESC }) { totalCount pageInfo { hasNextPage endCursor } edges { node { name usage { cpuMillicores } } } } }`, { a: after });
+      const { body }: any = await graphql(
+        url,
+        `query($a: String) { nodes(first: 3, after: $a, orderBy: { field: CPU_USAGE, direction: DESC }) { totalCount pageInfo { hasNextPage endCursor } edges { node { name usage { cpuMillicores } } } } }`,
+        { a: after },
+      );
       seen.push(...body.data.nodes.edges.map((e: any) => ({ name: e.node.name, cpu: e.node.usage?.cpuMillicores ?? null })));
       after = body.data.nodes.pageInfo.hasNextPage ? body.data.nodes.pageInfo.endCursor : null;
     } while (after);

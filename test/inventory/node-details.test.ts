@@ -48,7 +48,10 @@ describe("node details served from the cache, as kubectl reads the node", () => 
     const { body } = await graphql(url, `query($n: String!) { node(name: $n) { images(first: 1) { names sizeBytes } all: images { sizeBytes } } }`, { n: name });
     assert.equal(body.errors, undefined);
     const sizes = body.data.node.all.map((i: any) => i.sizeBytes);
-    assert.deepEqual(body.data.node.images.map((i: any) => i.sizeBytes), [Math.max(...sizes)]);
+    assert.deepEqual(
+      body.data.node.images.map((i: any) => i.sizeBytes),
+      [Math.max(...sizes)],
+    );
     const bad = (await graphql(url, `query($n: String!) { node(name: $n) { images(first: -1) { names } } }`, { n: name })).body;
     assert.equal(bad.errors?.[0]?.extensions?.code, "BAD_USER_INPUT");
     assert.match(bad.errors[0].message, /first: must be zero or more, got -1/);

@@ -88,7 +88,10 @@ describe("sortNodes orders by every field in both directions, ties by cluster th
 
   test("names compare by code unit, not locale: upper case and digits first", () => {
     const odd = [node("c", "b", ""), node("c", "B", ""), node("c", "10", ""), node("c", "9", "")];
-    assert.deepEqual(ids(sortNodes(odd, { field: "NAME" }, metrics)).map((id) => id.slice(2)), ["10", "9", "B", "b"]);
+    assert.deepEqual(
+      ids(sortNodes(odd, { field: "NAME" }, metrics)).map((id) => id.slice(2)),
+      ["10", "9", "B", "b"],
+    );
   });
 
   test("an unparseable creation time sorts last, like a missing sample", () => {

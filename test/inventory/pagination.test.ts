@@ -125,9 +125,15 @@ describe("cursors are stable while nodes come and go", () => {
     const nodes = [node("west", "n1"), node("east", "n1"), node("east", "n0"), node("west", "n2")];
     const sorted = sortNodes(nodes, orderBy, metrics);
     const page1 = paginateNodes(sorted, orderBy, metrics, { first: 2, after: null });
-    assert.deepEqual(page1.edges.map((e) => `${e.node.cluster}/${e.node.name}`), ["east/n0", "east/n1"]);
+    assert.deepEqual(
+      page1.edges.map((e) => `${e.node.cluster}/${e.node.name}`),
+      ["east/n0", "east/n1"],
+    );
     const page2 = paginateNodes(sorted, orderBy, metrics, { first: 2, after: page1.pageInfo.endCursor });
-    assert.deepEqual(page2.edges.map((e) => `${e.node.cluster}/${e.node.name}`), ["west/n1", "west/n2"]);
+    assert.deepEqual(
+      page2.edges.map((e) => `${e.node.cluster}/${e.node.name}`),
+      ["west/n1", "west/n2"],
+    );
   });
 
   test("the node a cursor points at may itself be deleted: the next page starts right after where it was", () => {
@@ -138,7 +144,10 @@ describe("cursors are stable while nodes come and go", () => {
     const sorted = sortNodes(without, orderBy, metrics);
     const page2 = paginateNodes(sorted, orderBy, metrics, { first: 10, after: page1.pageInfo.endCursor });
     const expectedStart = sortNodes(nodes, orderBy, metrics).indexOf(lastSeen) + 1;
-    assert.deepEqual(page2.edges.map((e) => e.node), sortNodes(nodes, orderBy, metrics).slice(expectedStart, expectedStart + 10));
+    assert.deepEqual(
+      page2.edges.map((e) => e.node),
+      sortNodes(nodes, orderBy, metrics).slice(expectedStart, expectedStart + 10),
+    );
   });
 
   test("ordered by usage, the next page holds exactly the keys after the cursor", () => {
@@ -190,10 +199,16 @@ describe("paging backwards with last and before, as Relay clients do", () => {
   test("a page back from a forward page's start cursor is the page before it", () => {
     const sorted = sortNodes(nodes, undefined, metrics);
     const second = paginateNodes(sorted, undefined, metrics, { first: 10, after: paginateNodes(sorted, undefined, metrics, { first: 10 }).pageInfo.endCursor });
-    assert.deepEqual(second.edges.map((e) => e.node), sorted.slice(10, 20));
+    assert.deepEqual(
+      second.edges.map((e) => e.node),
+      sorted.slice(10, 20),
+    );
     assert.equal(second.pageInfo.hasPreviousPage, true);
     const back = paginateNodes(sorted, undefined, metrics, { last: 10, before: second.pageInfo.startCursor });
-    assert.deepEqual(back.edges.map((e) => e.node), sorted.slice(0, 10));
+    assert.deepEqual(
+      back.edges.map((e) => e.node),
+      sorted.slice(0, 10),
+    );
     assert.deepEqual([back.pageInfo.hasPreviousPage, back.pageInfo.hasNextPage], [false, true]);
   });
 
@@ -201,8 +216,14 @@ describe("paging backwards with last and before, as Relay clients do", () => {
     const sorted = sortNodes(nodes, undefined, metrics);
     const cursors = paginateNodes(sorted, undefined, metrics, { first: 50 }).edges.map((e) => e.cursor);
     const between = paginateNodes(sorted, undefined, metrics, { first: 100, after: cursors[4], before: cursors[9] });
-    assert.deepEqual(between.edges.map((e) => e.node), sorted.slice(5, 9));
-    assert.deepEqual(paginateNodes(sorted, undefined, metrics, { last: 2, after: cursors[4], before: cursors[9] }).edges.map((e) => e.node), sorted.slice(7, 9));
+    assert.deepEqual(
+      between.edges.map((e) => e.node),
+      sorted.slice(5, 9),
+    );
+    assert.deepEqual(
+      paginateNodes(sorted, undefined, metrics, { last: 2, after: cursors[4], before: cursors[9] }).edges.map((e) => e.node),
+      sorted.slice(7, 9),
+    );
   });
 
   test("first and last together are BAD_USER_INPUT", () => {
@@ -237,7 +258,11 @@ describe("page size", () => {
     assertBadInput(() => paginateNodes(sorted, undefined, metrics, { first: 5001, after: null }), "first: must be at most 5000, got 5001");
   });
   test("an empty list", () => {
-    assert.deepEqual(paginateNodes([], undefined, metrics, { first: 10, after: null }), { edges: [], pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null }, totalCount: 0 });
+    assert.deepEqual(paginateNodes([], undefined, metrics, { first: 10, after: null }), {
+      edges: [],
+      pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null },
+      totalCount: 0,
+    });
   });
 });
 

@@ -152,15 +152,7 @@ describe("usageView computes percentages as kubectl top node", () => {
   // [what, usage (millicores, bytes), allocatable, exact cpu %, kubectl cpu %, exact mem %, kubectl mem %]
   // The exact values are float64(usage milli) / float64(allocatable milli) * 100, kubectl's formula.
   const cases: [string, [number, number], Record<string, string>, number, number, number, number][] = [
-    [
-      "a typical worker",
-      [250, 2147483648],
-      { cpu: "3800m", memory: "15223608Ki" },
-      (250 / 3800) * 100,
-      6,
-      ((2147483648 * 1000) / (15223608 * 1024 * 1000)) * 100,
-      13,
-    ],
+    ["a typical worker", [250, 2147483648], { cpu: "3800m", memory: "15223608Ki" }, (250 / 3800) * 100, 6, ((2147483648 * 1000) / (15223608 * 1024 * 1000)) * 100, 13],
     ["exactly half", [2000, 8 * 1024 ** 3], { cpu: "4", memory: "16Gi" }, 50, 50, 50, 50],
     ["overcommitted beyond allocatable", [5000, 17 * 1024 ** 3], { cpu: "4", memory: "16Gi" }, 125, 125, 106.25, 106],
     ["idle", [0, 0], { cpu: "2", memory: "1Gi" }, 0, 0, 0, 0],

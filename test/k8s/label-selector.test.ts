@@ -1,12 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  NOTHING_SELECTOR,
-  SelectorParseError,
-  labelSelectorFromMatchLabels,
-  parseLabelSelector,
-  type Requirement,
-} from "../../src/k8s/label-selector.js";
+import { NOTHING_SELECTOR, SelectorParseError, labelSelectorFromMatchLabels, parseLabelSelector, type Requirement } from "../../src/k8s/label-selector.js";
 
 describe("parseLabelSelector accepts the apimachinery grammar", () => {
   // [text, canonical toString(), requirements]
@@ -35,7 +29,14 @@ describe("parseLabelSelector accepts the apimachinery grammar", () => {
       ],
     ],
     ["in in (in,notin)", "in in (in,notin)", [{ key: "in", operator: "in", values: ["in", "notin"] }]],
-    [" b = 1 ,\ta\n", "a,b=1", [{ key: "a", operator: "exists", values: [] }, { key: "b", operator: "=", values: ["1"] }]],
+    [
+      " b = 1 ,\ta\n",
+      "a,b=1",
+      [
+        { key: "a", operator: "exists", values: [] },
+        { key: "b", operator: "=", values: ["1"] },
+      ],
+    ],
     [
       "example.com/app=web,node-role.kubernetes.io/worker",
       "example.com/app=web,node-role.kubernetes.io/worker",
@@ -112,8 +113,7 @@ describe("LabelSelector.matches", () => {
 });
 
 describe("parseLabelSelector reports what is wrong and where", () => {
-  const keyDetail =
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+  const keyDetail = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
   // [text, reason (exact, or a prefix when it ends with "…"), position]
   const cases: [string, string, number][] = [
     ["a in (x", "unable to parse requirement: found '', expected: ',' or ')'", 7],

@@ -1,13 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  formatAge,
-  nodeExternalIP,
-  nodeInternalIP,
-  nodeRoles,
-  nodeStatusColumn,
-  type NodeLike,
-} from "../../src/k8s/node-display.js";
+import { formatAge, nodeExternalIP, nodeInternalIP, nodeRoles, nodeStatusColumn, type NodeLike } from "../../src/k8s/node-display.js";
 
 const ready = (status: string) => ({ type: "Ready", status });
 
@@ -18,11 +11,7 @@ describe("nodeStatusColumn shows what kubectl get nodes shows", () => {
     ["a node whose kubelet stopped posting", { status: { conditions: [ready("Unknown")] } }, "NotReady"],
     ["a node without a Ready condition", { status: { conditions: [{ type: "MemoryPressure", status: "True" }] } }, "Unknown"],
     ["a node without status", {}, "Unknown"],
-    [
-      "a ready node under memory pressure",
-      { status: { conditions: [{ type: "MemoryPressure", status: "True" }, ready("True")] } },
-      "Ready",
-    ],
+    ["a ready node under memory pressure", { status: { conditions: [{ type: "MemoryPressure", status: "True" }, ready("True")] } }, "Ready"],
     ["a cordoned ready node", { spec: { unschedulable: true }, status: { conditions: [ready("True")] } }, "Ready,SchedulingDisabled"],
     ["a cordoned not-ready node", { spec: { unschedulable: true }, status: { conditions: [ready("False")] } }, "NotReady,SchedulingDisabled"],
     ["a cordoned node without status", { spec: { unschedulable: true } }, "Unknown,SchedulingDisabled"],

@@ -1,13 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  QuantityParseError,
-  bytes,
-  cpuMillicores,
-  formatBytes,
-  formatMillicores,
-  parseQuantity,
-} from "../../src/k8s/quantity.js";
+import { QuantityParseError, bytes, cpuMillicores, formatBytes, formatMillicores, parseQuantity } from "../../src/k8s/quantity.js";
 
 const INT64_MAX = (1n << 63n) - 1n;
 
@@ -121,14 +114,34 @@ describe("parseQuantity rejects malformed quantities", () => {
 });
 
 describe("cpuMillicores and bytes", () => {
-  const cpu: [string, number][] = [["100m", 100], ["1", 1000], ["0.1", 100], ["2.5", 2500], ["250m", 250]];
+  const cpu: [string, number][] = [
+    ["100m", 100],
+    ["1", 1000],
+    ["0.1", 100],
+    ["2.5", 2500],
+    ["250m", 250],
+  ];
   for (const [text, m] of cpu) test(`cpu ${text} is ${m}m`, () => assert.equal(cpuMillicores(text), m));
-  const mem: [string, number][] = [["1Gi", 1073741824], ["1G", 1e9], ["129M", 129e6], ["100m", 1], ["64Mi", 67108864]];
+  const mem: [string, number][] = [
+    ["1Gi", 1073741824],
+    ["1G", 1e9],
+    ["129M", 129e6],
+    ["100m", 1],
+    ["64Mi", 67108864],
+  ];
   for (const [text, b] of mem) test(`memory ${text} is ${b} bytes`, () => assert.equal(bytes(text), b));
 });
 
 describe("formatMillicores writes canonical CPU quantities", () => {
-  const cases: [number, string][] = [[3800, "3800m"], [4000, "4"], [0, "0"], [1, "1m"], [250, "250m"], [16000, "16"], [-500, "-500m"]];
+  const cases: [number, string][] = [
+    [3800, "3800m"],
+    [4000, "4"],
+    [0, "0"],
+    [1, "1m"],
+    [250, "250m"],
+    [16000, "16"],
+    [-500, "-500m"],
+  ];
   for (const [m, text] of cases) {
     test(`${m} millicores is ${text}`, () => {
       assert.equal(formatMillicores(m), text);

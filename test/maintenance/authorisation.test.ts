@@ -67,7 +67,11 @@ describe("who may change nodes: anonymous, viewer and operator callers, with imp
     const op = drain.body.data.drainNode;
     assert.equal(op.requestedBy, "otto");
     await eventually(() => writes().some((r) => r.subresource === "eviction"), "an eviction");
-    assert.ok(writes().filter((r) => r.subresource === "eviction").every((r) => r.impersonatedUser === "otto"));
+    assert.ok(
+      writes()
+        .filter((r) => r.subresource === "eviction")
+        .every((r) => r.impersonatedUser === "otto"),
+    );
 
     // A viewer may watch it, over HTTP and over graphql-ws with the token in connection_init…
     const read = await graphql(url, `query($id: ID!) { drainOperation(id: $id) { ...Op } } ${OP}`, { id: op.id }, bearer(TOKENS.viewer));

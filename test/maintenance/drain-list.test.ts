@@ -49,10 +49,14 @@ describe("drainOperations: every drain, newest first, filtered", () => {
     between = new Date(Date.parse(first.startedAt) + 1).toISOString();
     await drain(TOKENS.admin, nodeB, { dryRun: true });
     await drain(TOKENS.admin, nodeA, ALL_FLAGS);
-    await eventually(async () => {
-      const op = (await graphql(url, `query($id: ID!) { drainOperation(id: $id) { status } }`, { id: ids[2] }, bearer(TOKENS.viewer))).body.data.drainOperation;
-      return op.status === "SUCCEEDED" || undefined;
-    }, "the real drain to succeed", 30_000);
+    await eventually(
+      async () => {
+        const op = (await graphql(url, `query($id: ID!) { drainOperation(id: $id) { status } }`, { id: ids[2] }, bearer(TOKENS.viewer))).body.data.drainOperation;
+        return op.status === "SUCCEEDED" || undefined;
+      },
+      "the real drain to succeed",
+      30_000,
+    );
   });
   after(async () => {
     await app.stop();
@@ -91,7 +95,10 @@ describe("drainOperations: every drain, newest first, filtered", () => {
     const first = await list({ first: 2 });
     assert.equal(first.pageInfo.hasNextPage, true);
     const rest = await list({ first: 2, after: first.pageInfo.endCursor });
-    assert.deepEqual([...first.edges, ...rest.edges].map((e: any) => e.node.id), [ids[2], ids[1], ids[0]]);
+    assert.deepEqual(
+      [...first.edges, ...rest.edges].map((e: any) => e.node.id),
+      [ids[2], ids[1], ids[0]],
+    );
     assert.equal(rest.pageInfo.hasNextPage, false);
     const code = async (variables: Record<string, unknown>) => (await graphql(url, LIST, variables, bearer(TOKENS.viewer))).body.errors?.[0]?.extensions?.code;
     assert.equal(await code({ after: "bm9wZQ" }), "BAD_USER_INPUT");
@@ -113,10 +120,16 @@ describe("drainOperations: every drain, newest first, filtered", () => {
       return r.body.data.drainOperations;
     };
     const end = await back({ last: 2 });
-    assert.deepEqual(end.edges.map((e: any) => e.node.id), [ids[1], ids[0]]);
+    assert.deepEqual(
+      end.edges.map((e: any) => e.node.id),
+      [ids[1], ids[0]],
+    );
     assert.deepEqual([end.totalCount, end.pageInfo.hasPreviousPage, end.pageInfo.hasNextPage], [3, true, false]);
     const start = await back({ last: 2, before: end.pageInfo.startCursor });
-    assert.deepEqual(start.edges.map((e: any) => e.node.id), [ids[2]]);
+    assert.deepEqual(
+      start.edges.map((e: any) => e.node.id),
+      [ids[2]],
+    );
     assert.deepEqual([start.pageInfo.hasPreviousPage, start.pageInfo.hasNextPage], [false, true]);
     assert.equal((await back({ f: { node: nodeA } })).totalCount, 2);
   });

@@ -19,12 +19,17 @@ describe("a drain's progress by phase", () => {
   test("each pod goes not started, evicting, terminating, gone, in that order; counts by phase move pod by pod", async () => {
     // 30 simulated seconds a second: a pod with a grace period of 30 k seconds takes k seconds to go.
     const sim = await startSimWithKubeconfig({ nodes: 8, seed: 7, clockSpeed: 30 });
-    const { app, url } = await startTestApp({ clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] } }, { maintenanceTuning: { evictionRetryMs: 300, deletionPollMs: 100, heartbeatMs: 300, staleAfterMs: 1_500 } });
+    const { app, url } = await startTestApp(
+      { clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] } },
+      { maintenanceTuning: { evictionRetryMs: 300, deletionPollMs: 100, heartbeatMs: 300, staleAfterMs: 1_500 } },
+    );
     const client = createClient({ url: url.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
     try {
       await eventually(async () => (await graphql(url, `{ clusters { synced } }`)).body.data?.clusters[0]?.synced, "the cluster synced", 20_000);
       const ledgerNodes = new Set((sim.sim.cluster.list("pods", "payments") as any[]).filter((p) => p.metadata.labels?.app === "ledger").map((p) => p.spec.nodeName));
-      const node = sim.sim.cluster.nodeNames().find((n) => !n.startsWith("control-plane") && !ledgerNodes.has(n) && (sim.sim.cluster.podsOnNode(n) as any[]).filter((p) => kindOf(p) === "ReplicaSet").length >= 3)!;
+      const node = sim.sim.cluster
+        .nodeNames()
+        .find((n) => !n.startsWith("control-plane") && !ledgerNodes.has(n) && (sim.sim.cluster.podsOnNode(n) as any[]).filter((p) => kindOf(p) === "ReplicaSet").length >= 3)!;
       assert.ok(node, "a worker with three pods of ReplicaSets");
       // Staggered grace periods, so the pods go one after another.
       const evictable = (sim.sim.cluster.podsOnNode(node) as any[]).filter((p) => kindOf(p) !== "DaemonSet");
@@ -51,15 +56,25 @@ describe("a drain's progress by phase", () => {
       for (const pod of last.pods.filter((p: any) => p.action)) {
         const seen = states.map((s) => s.pods.find((p: any) => p.name === pod.name)?.phase).filter(Boolean);
         const ranks = seen.map((phase: string) => ORDER.indexOf(phase));
-        assert.deepEqual(ranks, [...ranks].sort((a, b) => a - b), `${pod.name}: ${seen.join(" → ")}`);
+        assert.deepEqual(
+          ranks,
+          [...ranks].sort((a, b) => a - b),
+          `${pod.name}: ${seen.join(" → ")}`,
+        );
         assert.ok(seen.includes("TERMINATING"), `${pod.name}: ${seen.join(" → ")}`);
         assert.equal(seen.at(-1), "GONE");
       }
       // Pod by pod: the number gone took more than one step, and the bar moved while none was gone yet.
       const gone = [...new Set(states.map((s) => s.podsByPhase.gone))];
       assert.ok(gone.length >= 3, `gone counts seen: ${gone.join(", ")}`);
-      assert.ok(states.some((s) => s.podsByPhase.gone === 0 && s.podsByPhase.terminating > 0), "terminating before any is gone");
-      assert.ok(states.some((s) => s.podsByPhase.gone > 0 && s.podsByPhase.gone < removed && s.progressPercent > 0 && s.progressPercent < 100), "half-way");
+      assert.ok(
+        states.some((s) => s.podsByPhase.gone === 0 && s.podsByPhase.terminating > 0),
+        "terminating before any is gone",
+      );
+      assert.ok(
+        states.some((s) => s.podsByPhase.gone > 0 && s.podsByPhase.gone < removed && s.progressPercent > 0 && s.progressPercent < 100),
+        "half-way",
+      );
       console.log(`# gone counts seen: ${gone.join(", ")} of ${removed}, ${states.length} states`);
     } finally {
       await client.dispose();

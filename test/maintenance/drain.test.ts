@@ -38,10 +38,14 @@ function ledgerNode(sim: SimWithKubeconfig): { node: string; pod: string } {
 }
 
 async function waitFor(url: string, id: string, done: (op: any) => boolean, what: string, timeoutMs = 15_000): Promise<any> {
-  return eventually(async () => {
-    const op = (await graphql(url, GET, { id })).body.data?.drainOperation;
-    return op && done(op) ? op : undefined;
-  }, what, timeoutMs);
+  return eventually(
+    async () => {
+      const op = (await graphql(url, GET, { id })).body.data?.drainOperation;
+      return op && done(op) ? op : undefined;
+    },
+    what,
+    timeoutMs,
+  );
 }
 
 describe("drainNode against the simulator", () => {
@@ -67,7 +71,10 @@ describe("drainNode against the simulator", () => {
     const node = plainWorker(sim);
     const before = podsOn(sim, node);
     const evictable = before.filter((p) => kindOf(p) !== "DaemonSet" && !isMirror(p));
-    const staying = before.filter((p) => kindOf(p) === "DaemonSet" || isMirror(p)).map((p) => p.metadata.name).sort();
+    const staying = before
+      .filter((p) => kindOf(p) === "DaemonSet" || isMirror(p))
+      .map((p) => p.metadata.name)
+      .sort();
     const evictionsBefore = sim.sim.stats()["create pods/eviction"] ?? 0;
 
     const started = await graphql(url, DRAIN, { name: node, options: ALL_FLAGS, reason: "kernel upgrade" });
@@ -85,18 +92,35 @@ describe("drainNode against the simulator", () => {
     assert.equal(done.remainingPods, 0);
     assert.ok(done.finishedAt);
     assert.deepEqual(
-      done.pods.filter((p: any) => p.status === "EVICTED").map((p: any) => p.name).sort(),
+      done.pods
+        .filter((p: any) => p.status === "EVICTED")
+        .map((p: any) => p.name)
+        .sort(),
       evictable.map((p) => p.metadata.name).sort(),
     );
-    assert.deepEqual(done.pods.filter((p: any) => p.status === "SKIPPED").map((p: any) => p.name).sort(), staying);
-    assert.ok(done.warnings.some((w: string) => w.startsWith("ignoring DaemonSet-managed Pods: ")), done.warnings.join("\n"));
+    assert.deepEqual(
+      done.pods
+        .filter((p: any) => p.status === "SKIPPED")
+        .map((p: any) => p.name)
+        .sort(),
+      staying,
+    );
+    assert.ok(
+      done.warnings.some((w: string) => w.startsWith("ignoring DaemonSet-managed Pods: ")),
+      done.warnings.join("\n"),
+    );
     // One eviction per pod, plus one per retry of a pod a budget held back for a moment.
     const attempts = done.pods.reduce((sum: number, p: any) => sum + p.attempts, 0);
     assert.ok(attempts >= evictable.length);
     assert.equal((sim.sim.stats()["create pods/eviction"] ?? 0) - evictionsBefore, attempts, "every eviction sent is counted in attempts");
 
     // In the cluster: only the DaemonSet and mirror pods remain, the node is cordoned with our note.
-    assert.deepEqual(podsOn(sim, node).map((p) => p.metadata.name).sort(), staying);
+    assert.deepEqual(
+      podsOn(sim, node)
+        .map((p) => p.metadata.name)
+        .sort(),
+      staying,
+    );
     const nodeObject = sim.sim.cluster.get("nodes", node) as any;
     assert.equal(nodeObject.spec.unschedulable, true);
     assert.deepEqual(JSON.parse(nodeObject.metadata.annotations["node-inventory.io/maintenance"]), { actor: "local-admin", reason: "kernel upgrade", unschedulable: true, operationId: op.id });
@@ -140,7 +164,9 @@ describe("drainNode against the simulator", () => {
       return pods.some((p) => p.spec.volumes?.some((v: any) => v.emptyDir) && kindOf(p) !== "DaemonSet") && pods.some((p) => !kindOf(p) && !isMirror(p));
     });
     assert.ok(node, "a node with emptyDir and bare pods");
-    const before = podsOn(sim, node).map((p) => p.metadata.uid).sort();
+    const before = podsOn(sim, node)
+      .map((p) => p.metadata.uid)
+      .sort();
     const evictionsBefore = sim.sim.stats()["create pods/eviction"] ?? 0;
     const r = await graphql(url, DRAIN, { name: node });
     const done = await waitFor(url, r.body.data.drainNode.id, (o) => o.status === "FAILED", "the refusal");
@@ -150,7 +176,12 @@ describe("drainNode against the simulator", () => {
     assert.match(done.message, /the node stays cordoned/);
     assert.ok(done.pods.filter((p: any) => p.status === "FAILED").every((p: any) => /^(DaemonSet-managed|Pods with local storage|Pods that declare no controller)/.test(p.reason)));
     assert.equal((sim.sim.stats()["create pods/eviction"] ?? 0) - evictionsBefore, 0, "nothing evicted");
-    assert.deepEqual(podsOn(sim, node).map((p) => p.metadata.uid).sort(), before);
+    assert.deepEqual(
+      podsOn(sim, node)
+        .map((p) => p.metadata.uid)
+        .sort(),
+      before,
+    );
     assert.equal((sim.sim.cluster.get("nodes", node) as any).spec.unschedulable, true);
     await graphql(url, `mutation($n: String!) { uncordonNode(name: $n) { name } }`, { n: node });
   });
@@ -163,7 +194,10 @@ describe("drainNode against the simulator", () => {
       const r = await graphql(url, DRAIN, { name: node, options: { ...ALL_FLAGS, podSelector: "app=ledger", timeoutSeconds: 2 } });
       const id = r.body.data.drainNode.id;
       const completed = new Promise<void>((resolve, reject) =>
-        client.subscribe({ query: `subscription($id: ID!) { drainProgress(id: $id) { ...Op } } ${OP}`, variables: { id } }, { next: (v) => progress.push(v.data?.drainProgress), error: reject, complete: resolve }),
+        client.subscribe(
+          { query: `subscription($id: ID!) { drainProgress(id: $id) { ...Op } } ${OP}`, variables: { id } },
+          { next: (v) => progress.push(v.data?.drainProgress), error: reject, complete: resolve },
+        ),
       );
       await completed;
       const last = progress.at(-1);
@@ -180,7 +214,13 @@ describe("drainNode against the simulator", () => {
       assert.equal(last.progressPercent, 0);
       assert.ok(sim.sim.cluster.get("pods", pod, "payments"), "the ledger pod is still there");
       assert.equal((sim.sim.cluster.get("nodes", node) as any).spec.unschedulable, true);
-      const events = (await graphql(url, `query($id: ID!) { drainOperation(id: $id) { id } maintenanceEvents(filter: { kinds: [EVICTION_BLOCKED, DRAIN_FAILED] }, first: 50) { edges { node { kind pod operationId detail } } } }`, { id })).body.data.maintenanceEvents.edges
+      const events = (
+        await graphql(
+          url,
+          `query($id: ID!) { drainOperation(id: $id) { id } maintenanceEvents(filter: { kinds: [EVICTION_BLOCKED, DRAIN_FAILED] }, first: 50) { edges { node { kind pod operationId detail } } } }`,
+          { id },
+        )
+      ).body.data.maintenanceEvents.edges
         .map((e: any) => e.node)
         .filter((e: any) => e.operationId === id);
       assert.deepEqual(events.map((e: any) => e.kind).sort(), ["DRAIN_FAILED", "EVICTION_BLOCKED"], "blocked recorded once, not once per retry");
@@ -240,13 +280,22 @@ describe("drainNode against the simulator", () => {
     assert.equal(plan.status, "SUCCEEDED");
     const pods = podsOn(sim, node);
     assert.deepEqual(
-      plan.pods.filter((p: any) => p.action === "EVICT").map((p: any) => p.name).sort(),
-      pods.filter((p) => kindOf(p) !== "DaemonSet" && !isMirror(p)).map((p) => p.metadata.name).sort(),
+      plan.pods
+        .filter((p: any) => p.action === "EVICT")
+        .map((p: any) => p.name)
+        .sort(),
+      pods
+        .filter((p) => kindOf(p) !== "DaemonSet" && !isMirror(p))
+        .map((p) => p.metadata.name)
+        .sort(),
     );
     assert.ok(plan.pods.filter((p: any) => p.action === null).every((p: any) => p.status === "SKIPPED" && p.reason));
     assert.match(plan.message, /^dry run: would evict \d+ pod\(s\) and leave \d+$/);
     // The service's own history Lease is renewed on its schedule whatever the drain does; any other write would be the drain's.
-    const writes = sim.sim.requestLog().slice(requestsBefore).filter((q) => q.method !== "GET" && q.resource !== "leases");
+    const writes = sim.sim
+      .requestLog()
+      .slice(requestsBefore)
+      .filter((q) => q.method !== "GET" && q.resource !== "leases");
     assert.deepEqual(writes, [], "no write reached the cluster");
     assert.notEqual((sim.sim.cluster.get("nodes", node) as any).spec.unschedulable, true);
     // A dry run is kept and can be read back, but is never a node's active drain.

@@ -57,14 +57,41 @@ const LABEL_CASES: Case<LabelInput>[] = [
   { name: "a key the apiserver refuses", given: [], kubectl: ["Bad_Key!=x"], api: { set: [{ key: "Bad_Key!", value: "x" }] }, code: "BAD_USER_INPUT" },
   { name: "a key with two slashes", given: [], kubectl: ["a/b/l10=x"], api: { set: [{ key: "a/b/l10", value: "x" }] }, code: "BAD_USER_INPUT" },
   { name: "set and remove one key", given: [], kubectl: ["l11=x", "l11-"], api: { set: [{ key: "l11", value: "x" }], remove: ["l11"] }, code: "BAD_USER_INPUT" },
-  { name: "the last of two values wins", given: [], kubectl: ["l12=a", "l12=b"], api: { set: [{ key: "l12", value: "a" }, { key: "l12", value: "b" }] } },
+  {
+    name: "the last of two values wins",
+    given: [],
+    kubectl: ["l12=a", "l12=b"],
+    api: {
+      set: [
+        { key: "l12", value: "a" },
+        { key: "l12", value: "b" },
+      ],
+    },
+  },
 ];
 
 const TAINT_CASES: Case<TaintInput>[] = [
   { name: "a new taint", given: [], kubectl: ["t1=gpu:NoSchedule"], api: { add: [{ key: "t1", value: "gpu", effect: "NoSchedule" }] } },
-  { name: "the same taint again without overwrite is refused", given: ["t2=gpu:NoSchedule"], kubectl: ["t2=gpu:NoSchedule"], api: { add: [{ key: "t2", value: "gpu", effect: "NoSchedule" }] }, code: "BAD_USER_INPUT" },
-  { name: "another value without overwrite is refused", given: ["t3=gpu:NoSchedule"], kubectl: ["t3=cpu:NoSchedule"], api: { add: [{ key: "t3", value: "cpu", effect: "NoSchedule" }] }, code: "BAD_USER_INPUT" },
-  { name: "another value with overwrite", given: ["t4=gpu:NoSchedule"], kubectl: ["t4=cpu:NoSchedule", "--overwrite"], api: { add: [{ key: "t4", value: "cpu", effect: "NoSchedule" }], overwrite: true } },
+  {
+    name: "the same taint again without overwrite is refused",
+    given: ["t2=gpu:NoSchedule"],
+    kubectl: ["t2=gpu:NoSchedule"],
+    api: { add: [{ key: "t2", value: "gpu", effect: "NoSchedule" }] },
+    code: "BAD_USER_INPUT",
+  },
+  {
+    name: "another value without overwrite is refused",
+    given: ["t3=gpu:NoSchedule"],
+    kubectl: ["t3=cpu:NoSchedule"],
+    api: { add: [{ key: "t3", value: "cpu", effect: "NoSchedule" }] },
+    code: "BAD_USER_INPUT",
+  },
+  {
+    name: "another value with overwrite",
+    given: ["t4=gpu:NoSchedule"],
+    kubectl: ["t4=cpu:NoSchedule", "--overwrite"],
+    api: { add: [{ key: "t4", value: "cpu", effect: "NoSchedule" }], overwrite: true },
+  },
   { name: "the same key with another effect is another taint", given: ["t5=gpu:NoSchedule"], kubectl: ["t5:NoExecute"], api: { add: [{ key: "t5", effect: "NoExecute" }] } },
   { name: "removal by key and effect", given: ["t6=gpu:NoSchedule", "t6:NoExecute"], kubectl: ["t6:NoSchedule-"], api: { remove: [{ key: "t6", effect: "NoSchedule" }] } },
   { name: "removal by key takes every effect", given: ["t7=gpu:NoSchedule", "t7:NoExecute"], kubectl: ["t7-"], api: { remove: [{ key: "t7" }] } },
@@ -73,14 +100,38 @@ const TAINT_CASES: Case<TaintInput>[] = [
   { name: "an unknown effect", given: [], kubectl: ["t10:Bogus"], api: { add: [{ key: "t10", effect: "Bogus" }] }, code: "BAD_USER_INPUT" },
   { name: "a bad key", given: [], kubectl: ["Bad_Key!=v:NoSchedule"], api: { add: [{ key: "Bad_Key!", value: "v", effect: "NoSchedule" }] }, code: "BAD_USER_INPUT" },
   { name: "a bad value", given: [], kubectl: ["t12=bad!:NoSchedule"], api: { add: [{ key: "t12", value: "bad!", effect: "NoSchedule" }] }, code: "BAD_USER_INPUT" },
-  { name: "one taint twice", given: [], kubectl: ["t13=a:NoSchedule", "t13=b:NoSchedule"], api: { add: [{ key: "t13", value: "a", effect: "NoSchedule" }, { key: "t13", value: "b", effect: "NoSchedule" }] }, code: "BAD_USER_INPUT", exact: false },
-  { name: "add and remove one taint", given: [], kubectl: ["t14=a:NoSchedule", "t14-"], api: { add: [{ key: "t14", value: "a", effect: "NoSchedule" }], remove: [{ key: "t14" }] }, code: "BAD_USER_INPUT", exact: false },
+  {
+    name: "one taint twice",
+    given: [],
+    kubectl: ["t13=a:NoSchedule", "t13=b:NoSchedule"],
+    api: {
+      add: [
+        { key: "t13", value: "a", effect: "NoSchedule" },
+        { key: "t13", value: "b", effect: "NoSchedule" },
+      ],
+    },
+    code: "BAD_USER_INPUT",
+    exact: false,
+  },
+  {
+    name: "add and remove one taint",
+    given: [],
+    kubectl: ["t14=a:NoSchedule", "t14-"],
+    api: { add: [{ key: "t14", value: "a", effect: "NoSchedule" }], remove: [{ key: "t14" }] },
+    code: "BAD_USER_INPUT",
+    exact: false,
+  },
 ];
 
 /** kubectl's error line without "error: " and its usage hint; the node's name as NODE. */
 function kubectlMessage(stderr: string, node: string): string {
   const line = stderr.split("\n").find((l) => l.startsWith("error: ")) ?? stderr;
-  return line.replace(/^error: /, "").replace(/^The /, "").split(node).join("NODE").trim();
+  return line
+    .replace(/^error: /, "")
+    .replace(/^The /, "")
+    .split(node)
+    .join("NODE")
+    .trim();
 }
 
 describe("labelNode and taintNode do what kubectl label and kubectl taint do, refusals included", () => {
@@ -114,9 +165,14 @@ describe("labelNode and taintNode do what kubectl label and kubectl taint do, re
   }
 
   const labelsOf = (node: string, prefix: (k: string) => boolean) =>
-    Object.entries(((sim.sim.cluster.get("nodes", node) as any).metadata.labels ?? {}) as Record<string, string>).filter(([k]) => prefix(k)).sort();
+    Object.entries(((sim.sim.cluster.get("nodes", node) as any).metadata.labels ?? {}) as Record<string, string>)
+      .filter(([k]) => prefix(k))
+      .sort();
   const taintsOf = (node: string, prefix: (k: string) => boolean) =>
-    (((sim.sim.cluster.get("nodes", node) as any).spec.taints ?? []) as any[]).filter((t) => prefix(t.key)).map((t) => `${t.key}=${t.value ?? ""}:${t.effect}`).sort();
+    (((sim.sim.cluster.get("nodes", node) as any).spec.taints ?? []) as any[])
+      .filter((t) => prefix(t.key))
+      .map((t) => `${t.key}=${t.value ?? ""}:${t.effect}`)
+      .sort();
 
   /** Runs one case on both sides and compares what a user sees of each; `state` is the node's labels or taints of the case's key. */
   async function compare<I>(verb: "label" | "taint", c: Case<I>, mutation: string, state: (node: string) => unknown) {
@@ -147,10 +203,14 @@ describe("labelNode and taintNode do what kubectl label and kubectl taint do, re
     const r = await graphql(url, LABEL, { n: ours, set: [{ key: "audit", value: "yes" }], reason: "tagging for the audit" });
     assert.equal(r.body.errors, undefined, JSON.stringify(r.body.errors));
     await sim.kubectl("label", "node", ours, "audit=no", "--overwrite");
-    const events = await eventually(async () => {
-      const edges = (await graphql(url, EVENTS, { n: ours, kinds: ["LABELED"] })).body.data.maintenanceEvents.edges.map((e: any) => e.node);
-      return edges[0]?.detail === "audit=no" ? edges : undefined;
-    }, "both audit label events", 10_000);
+    const events = await eventually(
+      async () => {
+        const edges = (await graphql(url, EVENTS, { n: ours, kinds: ["LABELED"] })).body.data.maintenanceEvents.edges.map((e: any) => e.node);
+        return edges[0]?.detail === "audit=no" ? edges : undefined;
+      },
+      "both audit label events",
+      10_000,
+    );
     assert.deepEqual(events.slice(0, 2), [
       { kind: "LABELED", actor: "external", reason: null, detail: "audit=no" },
       { kind: "LABELED", actor: "local-admin", reason: "tagging for the audit", detail: "audit=yes" },
@@ -162,10 +222,14 @@ describe("labelNode and taintNode do what kubectl label and kubectl taint do, re
     ]);
 
     await graphql(url, TAINT, { n: ours, add: [{ key: "audit", value: "x", effect: "NoSchedule" }], reason: "fence" });
-    const [tainted] = await eventually(async () => {
-      const edges = (await graphql(url, EVENTS, { n: ours, kinds: ["TAINTED"] })).body.data.maintenanceEvents.edges.map((e: any) => e.node);
-      return edges[0]?.detail === "audit=x:NoSchedule" ? edges : undefined;
-    }, "the taint event", 10_000);
+    const [tainted] = await eventually(
+      async () => {
+        const edges = (await graphql(url, EVENTS, { n: ours, kinds: ["TAINTED"] })).body.data.maintenanceEvents.edges.map((e: any) => e.node);
+        return edges[0]?.detail === "audit=x:NoSchedule" ? edges : undefined;
+      },
+      "the taint event",
+      10_000,
+    );
     assert.deepEqual(tainted, { kind: "TAINTED", actor: "local-admin", reason: "fence", detail: "audit=x:NoSchedule" });
   });
 
@@ -207,8 +271,14 @@ describe("labelNode and taintNode need the operator role", () => {
     }
     assert.equal((sim.sim.cluster.get("nodes", node) as any).metadata.labels.team, undefined);
     const labelled = await graphql(url, LABEL, { n: node, set: [{ key: "team", value: "web" }] }, bearer(TOKENS.operator));
-    assert.deepEqual(labelled.body.data.labelNode.labels.find((l: any) => l.key === "team"), { key: "team", value: "web" });
+    assert.deepEqual(
+      labelled.body.data.labelNode.labels.find((l: any) => l.key === "team"),
+      { key: "team", value: "web" },
+    );
     const tainted = await graphql(url, TAINT, { n: node, add: [{ key: "team", effect: "NoSchedule" }] }, bearer(TOKENS.operator));
-    assert.deepEqual(tainted.body.data.taintNode.taints.filter((t: any) => t.key === "team"), [{ key: "team", value: null, effect: "NoSchedule" }]);
+    assert.deepEqual(
+      tainted.body.data.taintNode.taints.filter((t: any) => t.key === "team"),
+      [{ key: "team", value: null, effect: "NoSchedule" }],
+    );
   });
 });

@@ -48,7 +48,10 @@ describe("a drain meeting a namespace being deleted", () => {
     assert.ok(candidates.length > 0, "a plain worker with a ReplicaSet pod");
     const { node, pod } = candidates[0]!;
     const namespace: string = pod.metadata.namespace;
-    const doomed = (cluster.podsOnNode(node) as any[]).filter((p) => p.metadata.namespace === namespace).map((p) => p.metadata.name as string).sort();
+    const doomed = (cluster.podsOnNode(node) as any[])
+      .filter((p) => p.metadata.namespace === namespace)
+      .map((p) => p.metadata.name as string)
+      .sort();
     cluster.update("namespaces", namespace, (ns) => {
       ns.metadata.deletionTimestamp = new Date().toISOString();
       (ns.status as { phase: string }).phase = "Terminating";
@@ -59,11 +62,15 @@ describe("a drain meeting a namespace being deleted", () => {
     const id = started.body.data.drainNode.id;
 
     // Each pod of the namespace is held, with the apiserver's words and no budget, and asked again.
-    const held = await eventually(async () => {
-      const op = (await graphql(url, GET, { id })).body.data.drainOperation;
-      const mine = op.pods.filter((p: any) => p.namespace === namespace);
-      return mine.every((p: any) => p.status === "BLOCKED" && p.attempts >= 2) ? op : undefined;
-    }, "every pod of the terminating namespace to be retried", 15_000);
+    const held = await eventually(
+      async () => {
+        const op = (await graphql(url, GET, { id })).body.data.drainOperation;
+        const mine = op.pods.filter((p: any) => p.namespace === namespace);
+        return mine.every((p: any) => p.status === "BLOCKED" && p.attempts >= 2) ? op : undefined;
+      },
+      "every pod of the terminating namespace to be retried",
+      15_000,
+    );
     assert.equal(held.status, "RUNNING");
     for (const p of held.pods.filter((p: any) => p.namespace === namespace)) {
       assert.deepEqual(
@@ -74,10 +81,14 @@ describe("a drain meeting a namespace being deleted", () => {
 
     // The namespace controller deletes the namespace's pods; the drain then only waits for them.
     for (const name of doomed) cluster.deletePod(`${namespace}/${name}`, undefined);
-    const done = await eventually(async () => {
-      const op = (await graphql(url, GET, { id })).body.data.drainOperation;
-      return op.status !== "RUNNING" && op.status !== "PENDING" ? op : undefined;
-    }, "the drain to end", 20_000);
+    const done = await eventually(
+      async () => {
+        const op = (await graphql(url, GET, { id })).body.data.drainOperation;
+        return op.status !== "RUNNING" && op.status !== "PENDING" ? op : undefined;
+      },
+      "the drain to end",
+      20_000,
+    );
     assert.equal(done.status, "SUCCEEDED", done.message);
     assert.deepEqual(
       done.pods.filter((p: any) => p.namespace === namespace).map((p: any) => [p.name, p.status]),

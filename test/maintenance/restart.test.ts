@@ -25,12 +25,20 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
     try {
       const ledger = (sim.sim.cluster.list("pods", "payments") as any[]).find((p) => p.metadata.labels?.app === "ledger");
       const node = ledger.spec.nodeName;
-      const r = await graphql(first.url, `mutation($n: String!) { drainNode(name: $n, options: { ignoreDaemonSets: true, deleteEmptyDirData: true, force: true, podSelector: "app=ledger", timeoutSeconds: 120 }) { id } }`, { n: node });
+      const r = await graphql(
+        first.url,
+        `mutation($n: String!) { drainNode(name: $n, options: { ignoreDaemonSets: true, deleteEmptyDirData: true, force: true, podSelector: "app=ledger", timeoutSeconds: 120 }) { id } }`,
+        { n: node },
+      );
       const id = r.body.data.drainNode.id;
-      const blocked = await eventually(async () => {
-        const op = (await graphql(first.url, GET, { id })).body.data.drainOperation;
-        return op.pods.find((p: any) => p.status === "BLOCKED" && p.attempts >= 2) ? op : undefined;
-      }, "the drain to be blocked", 10_000);
+      const blocked = await eventually(
+        async () => {
+          const op = (await graphql(first.url, GET, { id })).body.data.drainOperation;
+          return op.pods.find((p: any) => p.status === "BLOCKED" && p.attempts >= 2) ? op : undefined;
+        },
+        "the drain to be blocked",
+        10_000,
+      );
       const attemptsBefore = blocked.pods[0].attempts;
 
       await first.app.stop();
@@ -41,16 +49,24 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
       await eventually(async () => (await sql.query("SELECT owner FROM drain_operation WHERE id = $1", [id])).rows[0].owner === "replica-b", "replica-b to take the drain over");
       // The budget stops refusing: the resumed drain finishes.
       await sim.kubectl("delete", "pdb", "ledger", "-n", "payments");
-      const done = await eventually(async () => {
-        const op = (await graphql(second!.url, GET, { id })).body.data.drainOperation;
-        return op.status !== "RUNNING" ? op : undefined;
-      }, "the resumed drain to end", 15_000);
+      const done = await eventually(
+        async () => {
+          const op = (await graphql(second!.url, GET, { id })).body.data.drainOperation;
+          return op.status !== "RUNNING" ? op : undefined;
+        },
+        "the resumed drain to end",
+        15_000,
+      );
       assert.equal(done.status, "SUCCEEDED", done.message);
       assert.equal(done.pods[0].status, "EVICTED");
       assert.ok(done.pods[0].attempts > attemptsBefore, "attempts carried over from before the restart");
       assert.equal(sim.sim.cluster.get("pods", ledger.metadata.name, "payments"), undefined);
       const events = (await sql.query("SELECT kind FROM maintenance_event WHERE operation_id = $1 ORDER BY id", [id])).rows.map((e) => e.kind as string);
-      assert.deepEqual(events.filter((k) => k.startsWith("DRAIN_")), ["DRAIN_STARTED", "DRAIN_SUCCEEDED"], "started once, ended once");
+      assert.deepEqual(
+        events.filter((k) => k.startsWith("DRAIN_")),
+        ["DRAIN_STARTED", "DRAIN_SUCCEEDED"],
+        "started once, ended once",
+      );
     } finally {
       await sql.end();
       await second?.app.stop();
@@ -85,10 +101,14 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
                 ($3, 'sim', $5, 'RUNNING', false, 'bob', $4, '[]', 'dead-replica', now() - interval '1 hour', now() - interval '2 hours', now())`,
         [crashed, workers[0], expired, options, workers[1]],
       );
-      const resumed = await eventually(async () => {
-        const op = (await graphql(url, GET, { id: crashed })).body.data.drainOperation;
-        return op.status !== "RUNNING" ? op : undefined;
-      }, "the orphaned drain to be run to its end", 15_000);
+      const resumed = await eventually(
+        async () => {
+          const op = (await graphql(url, GET, { id: crashed })).body.data.drainOperation;
+          return op.status !== "RUNNING" ? op : undefined;
+        },
+        "the orphaned drain to be run to its end",
+        15_000,
+      );
       assert.equal(resumed.status, "SUCCEEDED", resumed.message);
       assert.equal(resumed.requestedBy, "alice");
       assert.ok(resumed.pods.some((p: any) => p.status === "EVICTED"));
@@ -117,7 +137,11 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
     try {
       const node = (sim.sim.cluster.list("pods", "payments") as any[]).find((p) => p.metadata.labels?.app === "ledger").spec.nodeName;
       await ready(url);
-      const r = await graphql(url, `mutation($n: String!) { drainNode(name: $n, options: { ignoreDaemonSets: true, force: true, deleteEmptyDirData: true, podSelector: "app=ledger", timeoutSeconds: 3 }) { id } }`, { n: node });
+      const r = await graphql(
+        url,
+        `mutation($n: String!) { drainNode(name: $n, options: { ignoreDaemonSets: true, force: true, deleteEmptyDirData: true, podSelector: "app=ledger", timeoutSeconds: 3 }) { id } }`,
+        { n: node },
+      );
       assert.ok(r.body.data?.drainNode, JSON.stringify(r.body.errors));
       const id = r.body.data.drainNode.id;
       await eventually(async () => (await graphql(url, GET, { id })).body.data.drainOperation.pods.some((p: any) => p.status === "BLOCKED"), "the drain to be blocked");
@@ -129,16 +153,24 @@ describe("a service restart never leaves a drain stuck in RUNNING", () => {
       const sql = new pg.Client({ connectionString: (db.config as { url: string }).url });
       await sql.connect();
       try {
-        const row = await eventually(async () => {
-          const found = (await sql.query("SELECT status, message, owner FROM drain_operation WHERE id = $1", [id])).rows[0];
-          return found?.status === "FAILED" ? found : undefined;
-        }, "the final state to be written", 15_000);
+        const row = await eventually(
+          async () => {
+            const found = (await sql.query("SELECT status, message, owner FROM drain_operation WHERE id = $1", [id])).rows[0];
+            return found?.status === "FAILED" ? found : undefined;
+          },
+          "the final state to be written",
+          15_000,
+        );
         assert.match(row.message, /global timeout reached: 3s/);
         assert.equal(row.owner, null);
-        const kinds = await eventually(async () => {
-          const list = (await sql.query("SELECT kind FROM maintenance_event WHERE operation_id = $1 ORDER BY id", [id])).rows.map((e) => e.kind as string);
-          return list.includes("DRAIN_FAILED") ? list : undefined;
-        }, "the DRAIN_FAILED event", 15_000);
+        const kinds = await eventually(
+          async () => {
+            const list = (await sql.query("SELECT kind FROM maintenance_event WHERE operation_id = $1 ORDER BY id", [id])).rows.map((e) => e.kind as string);
+            return list.includes("DRAIN_FAILED") ? list : undefined;
+          },
+          "the DRAIN_FAILED event",
+          15_000,
+        );
         assert.deepEqual(kinds, ["DRAIN_STARTED", "EVICTION_BLOCKED", "DRAIN_FAILED"]);
       } finally {
         await sql.end();

@@ -55,9 +55,10 @@ describe("debugNode makes the pod kubectl debug node/N makes, and it goes at its
       const r = await graphql(url, `{ maintenanceEvents(filter: { kinds: [DEBUGGED] }) { edges { node { node kind actor reason pod detail } } } }`);
       return r.body.data?.maintenanceEvents.edges.length ? r.body.data.maintenanceEvents.edges : undefined;
     }, "the DEBUGGED event");
-    assert.deepEqual(events.map((e: any) => e.node), [
-      { node, kind: "DEBUGGED", actor: "local-admin", reason: "kubelet restarts: look at its journal on the host", pod: `default/${made.name}`, detail: "image=busybox ttlSeconds=600" },
-    ]);
+    assert.deepEqual(
+      events.map((e: any) => e.node),
+      [{ node, kind: "DEBUGGED", actor: "local-admin", reason: "kubelet restarts: look at its journal on the host", pod: `default/${made.name}`, detail: "image=busybox ttlSeconds=600" }],
+    );
     const listed = await graphql(url, `query($n: String!) { node(name: $n) { debugPods { name image expiresAt } } }`, { n: node });
     assert.deepEqual(listed.body.data.node.debugPods, [{ name: made.name, image: "busybox", expiresAt: made.expiresAt }]);
   });

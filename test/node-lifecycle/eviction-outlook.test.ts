@@ -62,14 +62,22 @@ describe("the eviction outlook of a NotReady node, and the simulator's taint evi
     const since = Date.parse(taint.timeAdded);
     const seconds = (p: any) => (p.metadata.ownerReferences?.[0]?.kind === "DaemonSet" ? null : p.metadata.labels?.app === "quick" ? 30 : 300);
     const expected = onNode
-      .map((p) => ({ namespace: p.metadata.namespace!, name: p.metadata.name, tolerationSeconds: seconds(p), evictAt: seconds(p) === null ? null : new Date(since + seconds(p)! * 1000).toISOString() }))
+      .map((p) => ({
+        namespace: p.metadata.namespace!,
+        name: p.metadata.name,
+        tolerationSeconds: seconds(p),
+        evictAt: seconds(p) === null ? null : new Date(since + seconds(p)! * 1000).toISOString(),
+      }))
       .sort((a, b) => cmp(a.evictAt ?? "~", b.evictAt ?? "~") || cmp(a.namespace, b.namespace) || cmp(a.name, b.name));
 
     const outlook = await eventually(async () => (await graphql(url, OUTLOOK, { name: node })).body.data?.node.evictionOutlook, "the outlook", 10_000);
     assert.deepEqual(outlook, { taint: { key: "node.kubernetes.io/not-ready", value: null, effect: "NoExecute" }, taintedSince: new Date(since).toISOString(), pods: expected });
 
     const counting = await graphql(url, `{ nodes(filter: { evictionCountdown: true }) { edges { node { name } } } }`);
-    assert.deepEqual(counting.body.data.nodes.edges.map((e: any) => e.node.name), [node]);
+    assert.deepEqual(
+      counting.body.data.nodes.edges.map((e: any) => e.node.name),
+      [node],
+    );
 
     // Simulated time, second by second: when does each pod get its deletionTimestamp?
     const deletedAt = new Map<string, number>();
@@ -94,7 +102,10 @@ describe("the eviction outlook of a NotReady node, and the simulator's taint evi
     }
     const replacements = cluster.list("pods", "default").filter((p: any) => p.metadata.labels?.app === "quick" && !p.metadata.deletionTimestamp);
     assert.equal(replacements.length, 4);
-    assert.ok(replacements.every((p: any) => p.spec.nodeName && p.spec.nodeName !== node), "the ReplicaSet made them again on other nodes");
+    assert.ok(
+      replacements.every((p: any) => p.spec.nodeName && p.spec.nodeName !== node),
+      "the ReplicaSet made them again on other nodes",
+    );
 
     cluster.setNodeCondition(node, "Ready", "True");
     await eventually(async () => (await graphql(url, OUTLOOK, { name: node })).body.data?.node.evictionOutlook === null, "no outlook once Ready", 10_000);

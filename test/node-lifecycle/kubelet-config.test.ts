@@ -17,7 +17,13 @@ const entries = (list: { key: string; value: string }[]) => Object.fromEntries(l
 
 describe("the allocatable arithmetic", () => {
   const config = readConfigz({
-    kubeletconfig: { maxPods: 110, cgroupDriver: "systemd", kubeReserved: { cpu: "200m", memory: "1Gi" }, systemReserved: { cpu: "100m", memory: "256Mi" }, evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%" } },
+    kubeletconfig: {
+      maxPods: 110,
+      cgroupDriver: "systemd",
+      kubeReserved: { cpu: "200m", memory: "1Gi" },
+      systemReserved: { cpu: "100m", memory: "256Mi" },
+      evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%" },
+    },
   });
   // An EKS-like node: 100 GiB root volume, whose 10 % the kubelet takes in float32.
   const capacity = { cpu: "4", memory: "16Gi", pods: "110", "ephemeral-storage": "104845292Ki" };
@@ -89,7 +95,7 @@ describe("kube-proxy's mode", () => {
     assert.equal(modeFromFlags(["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=$(NODE_NAME)"]), "config");
     assert.equal(modeFromFlags(["kube-proxy"]), undefined);
     assert.equal(modeFromConfig('apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: "ipvs"\n'), "ipvs");
-    assert.equal(modeFromConfig("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: \"\"\n"), "iptables");
+    assert.equal(modeFromConfig('apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ""\n'), "iptables");
   });
 
   test("on each node that runs kube-proxy, as its DaemonSet says", async () => {
@@ -97,12 +103,26 @@ describe("kube-proxy's mode", () => {
     const { app, url } = await startTestApp({ clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] } });
     try {
       await eventually(async () => (await graphql(url, "{ clusters { synced } }")).body.data?.clusters[0].synced, "sync", 20_000);
-      await sim.kubectl("patch", "daemonset", "kube-proxy", "-n", "kube-system", "--type", "json", "-p", JSON.stringify([{ op: "add", path: "/spec/template/spec/containers/0/command", value: ["/usr/local/bin/kube-proxy", "--proxy-mode=ipvs"] }]));
-      const modes = await eventually(async () => {
-        const r = await graphql(url, "{ nodes { edges { node { name kubeProxyMode } } } }");
-        const all = r.body.data?.nodes.edges.map((e: any) => e.node.kubeProxyMode) as (string | null)[] | undefined;
-        return all?.every((m) => m === "ipvs") && all;
-      }, "every node's mode", 10_000);
+      await sim.kubectl(
+        "patch",
+        "daemonset",
+        "kube-proxy",
+        "-n",
+        "kube-system",
+        "--type",
+        "json",
+        "-p",
+        JSON.stringify([{ op: "add", path: "/spec/template/spec/containers/0/command", value: ["/usr/local/bin/kube-proxy", "--proxy-mode=ipvs"] }]),
+      );
+      const modes = await eventually(
+        async () => {
+          const r = await graphql(url, "{ nodes { edges { node { name kubeProxyMode } } } }");
+          const all = r.body.data?.nodes.edges.map((e: any) => e.node.kubeProxyMode) as (string | null)[] | undefined;
+          return all?.every((m) => m === "ipvs") && all;
+        },
+        "every node's mode",
+        10_000,
+      );
       assert.equal(modes.length, 3);
     } finally {
       await app.stop();

@@ -37,7 +37,13 @@ describe("Node.logs through the kubelet's node log query", () => {
     const all = await graphql(url, LOGS, { n: node, tail: 1000 }, bearer(TOKENS.operator));
     assert.deepEqual(all.body.data.node.logs, { query: "kubelet", lines: raw, truncated: false });
     const audit = logs.lines.filter((l) => l.audit === "node-logs");
-    assert.deepEqual(audit.map((l) => [l.subject, l.node, l.tailLines, l.outcome]), [["otto", node, 5, "ok"], ["otto", node, 1000, "ok"]]);
+    assert.deepEqual(
+      audit.map((l) => [l.subject, l.node, l.tailLines, l.outcome]),
+      [
+        ["otto", node, 5, "ok"],
+        ["otto", node, 1000, "ok"],
+      ],
+    );
   });
 
   test("pattern filters on the kubelet's side", async () => {

@@ -32,7 +32,11 @@ describe("the node page of a NotReady node", () => {
     const node = sim.sim.cluster.nodeNames().find((n) => !n.startsWith("control-plane"))!;
     // The taint's timeAdded is simulated time, which the frozen clock keeps at "now".
     sim.sim.cluster.setNodeCondition(node, "Ready", "False", "KubeletNotReady");
-    await eventually(async () => (await graphql(url, `query($n: String!) { node(name: $n) { evictionOutlook { taintedSince } } }`, { n: node })).body.data?.node.evictionOutlook, "the outlook", 10_000);
+    await eventually(
+      async () => (await graphql(url, `query($n: String!) { node(name: $n) { evictionOutlook { taintedSince } } }`, { n: node })).body.data?.node.evictionOutlook,
+      "the outlook",
+      10_000,
+    );
     const { page } = browser;
     await page.goto(`${url}/ui/nodes/sim/${node}`);
     const timer = page.locator('[data-eviction-countdown="running"] [role="timer"]');

@@ -77,7 +77,10 @@ describe("/metrics", () => {
     const scraped = await scrape(url);
     assert.ok(scraped.has("process_cpu_seconds_total") && scraped.has("process_resident_memory_bytes") && scraped.has("nodejs_heap_size_used_bytes"));
     const ours = [...scraped.keys()].filter((name) => !name.startsWith("process_") && !name.startsWith("nodejs_"));
-    assert.deepEqual(ours.filter((name) => !name.startsWith("node_inventory_")), []);
+    assert.deepEqual(
+      ours.filter((name) => !name.startsWith("node_inventory_")),
+      [],
+    );
     for (const name of ours) assert.ok(scraped.get(name)!.help, `${name} has no help`);
     for (const [name, family] of scraped) if (family.type === "COUNTER") assert.match(name, /_total$/);
   });
@@ -118,10 +121,14 @@ describe("/metrics", () => {
     const node = sim.sim.cluster.nodeNames().find((n) => !n.startsWith("control-plane"))!;
     sim.sim.cluster.setNodeCondition(node, "Ready", "False", "KubeletNotReady");
     const transitions = (s: Scrape) => value(s, "node_inventory_history_rows_written_total", { kind: "transition" });
-    const afterwards = await eventually(async () => {
-      const s = await scrape(url);
-      return transitions(s) > transitions(before) ? s : undefined;
-    }, "the transition written", 15_000);
+    const afterwards = await eventually(
+      async () => {
+        const s = await scrape(url);
+        return transitions(s) > transitions(before) ? s : undefined;
+      },
+      "the transition written",
+      15_000,
+    );
     assert.equal(transitions(afterwards) - transitions(before), 1);
     assert.equal(value(afterwards, "node_inventory_history_observations_dropped_total"), 0);
     assert.equal(value(afterwards, "node_inventory_history_database_writable"), 1);
@@ -137,10 +144,14 @@ describe("/metrics", () => {
       bearer(TOKENS.operator),
     );
     const id = started.body.data.drainNode.id;
-    const done = await eventually(async () => {
-      const op = (await graphql(url, `query($id: ID!) { drainOperation(id: $id) { status message } }`, { id }, bearer(TOKENS.viewer))).body.data.drainOperation;
-      return op.status !== "PENDING" && op.status !== "RUNNING" ? op : undefined;
-    }, "the drain to end", 30_000);
+    const done = await eventually(
+      async () => {
+        const op = (await graphql(url, `query($id: ID!) { drainOperation(id: $id) { status message } }`, { id }, bearer(TOKENS.viewer))).body.data.drainOperation;
+        return op.status !== "PENDING" && op.status !== "RUNNING" ? op : undefined;
+      },
+      "the drain to end",
+      30_000,
+    );
     assert.equal(done.status, "SUCCEEDED", done.message);
     const scraped = await eventually(async () => {
       const s = await scrape(url);
@@ -181,7 +192,10 @@ describe("/metrics", () => {
   });
 
   test("Apollo's own lines are JSON lines of ours; a page's assets are logged at debug, not a line each", async () => {
-    assert.ok(logs.lines.some((l) => l.component === "apollo" && /inline tracing/.test(String(l.msg))), "Apollo's start-up line among ours");
+    assert.ok(
+      logs.lines.some((l) => l.component === "apollo" && /inline tracing/.test(String(l.msg))),
+      "Apollo's start-up line among ours",
+    );
     const asset = readdirSync(join(PACKAGE_ROOT, "dist", "web", "assets"))[0]!;
     assert.equal((await fetch(`${url}/assets/${asset}`)).status, 200);
     await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json", ...bearer(TOKENS.viewer) }, body: '{"query":"{ __typename }"}' });
@@ -202,5 +216,4 @@ describe("/metrics without authentication configured", () => {
       await app.stop();
     }
   });
-
 });

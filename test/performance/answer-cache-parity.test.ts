@@ -135,10 +135,7 @@ describe("the answer cache on and off give the same answers through churn", () =
     await cluster.kubectl("delete", "pod", "moved", "-n", "default", "--grace-period=0", "--force");
     writeFileSync(manifest, podManifest("moved", to!));
     await cluster.kubectl("create", "-f", manifest);
-    const moved = await agree(
-      "the pod moved",
-      (data) => !nodeOf(data, from!).pods.some((p: any) => p.name === "moved") && nodeOf(data, to!).pods.some((p: any) => p.name === "moved"),
-    );
+    const moved = await agree("the pod moved", (data) => !nodeOf(data, from!).pods.some((p: any) => p.name === "moved") && nodeOf(data, to!).pods.some((p: any) => p.name === "moved"));
     assert.equal(nodeOf(moved, from!).podCount, nodeOf(before, from!).podCount - 1);
   });
 
@@ -174,7 +171,12 @@ describe("the answer cache on and off give the same answers through churn", () =
   test("a subscription's events are the same messages from both apps", async () => {
     const received: Record<string, unknown[]> = { on: [], off: [] };
     const listening = [on.probes.subscriberCount(), off.probes.subscriberCount()];
-    const stops = ([["on", on], ["off", off]] as const).map(([key, s]) => s.ws.subscribe({ query: STATUS }, { next: (v) => received[key]!.push(v), error: () => {}, complete: () => {} }));
+    const stops = (
+      [
+        ["on", on],
+        ["off", off],
+      ] as const
+    ).map(([key, s]) => s.ws.subscribe({ query: STATUS }, { next: (v) => received[key]!.push(v), error: () => {}, complete: () => {} }));
     try {
       await subscribers(on.probes, listening[0]! + 1);
       await subscribers(off.probes, listening[1]! + 1);

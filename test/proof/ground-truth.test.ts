@@ -17,10 +17,18 @@ describe("the simulator's ground-truth log", () => {
       sim.cluster.advance(10_000);
       sim.cluster.setNodeCondition(node!, "MemoryPressure", "True");
       // A client's write through the API: a label.
-      const res = await fetch(`${sim.url}/api/v1/nodes/${node}`, { method: "PATCH", headers: { "content-type": "application/merge-patch+json" }, body: JSON.stringify({ metadata: { labels: { team: "a" } } }) });
+      const res = await fetch(`${sim.url}/api/v1/nodes/${node}`, {
+        method: "PATCH",
+        headers: { "content-type": "application/merge-patch+json" },
+        body: JSON.stringify({ metadata: { labels: { team: "a" } } }),
+      });
       assert.equal(res.status, 200);
       const pod = evictable(node!)!;
-      const eviction = await fetch(`${sim.url}/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/eviction`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace } }) });
+      const eviction = await fetch(`${sim.url}/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/eviction`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace } }),
+      });
       assert.equal(eviction.status, 201);
       const ahead = sim.cluster.store.resourceVersion;
       await sim.restart({ resourceVersionsBack: true });
@@ -35,8 +43,22 @@ describe("the simulator's ground-truth log", () => {
       const facts = parseGroundTruth(await readFile(file, "utf8"));
       const mine = facts.filter((f) => f.kind === "restart" || ("node" in f && f.node === node));
       assert.deepEqual(
-        mine.map((f) => (f.kind === "transition" ? `${f.type} ${f.from}->${f.to}` : f.kind === "change" ? `${f.field} ${f.item}` : f.kind === "eviction" ? `evicted ${f.pod}` : `restart rvReset=${f.rvReset}`)),
-        ["CREATED ", "NetworkUnavailable null->False", "MemoryPressure null->False", "DiskPressure null->False", "PIDPressure null->False", "Ready null->True", "MemoryPressure False->True", "TAINTS node.kubernetes.io/memory-pressure:NoSchedule", "LABELS team", `evicted ${pod.metadata.namespace}/${pod.metadata.name}`, "restart rvReset=true"],
+        mine.map((f) =>
+          f.kind === "transition" ? `${f.type} ${f.from}->${f.to}` : f.kind === "change" ? `${f.field} ${f.item}` : f.kind === "eviction" ? `evicted ${f.pod}` : `restart rvReset=${f.rvReset}`,
+        ),
+        [
+          "CREATED ",
+          "NetworkUnavailable null->False",
+          "MemoryPressure null->False",
+          "DiskPressure null->False",
+          "PIDPressure null->False",
+          "Ready null->True",
+          "MemoryPressure False->True",
+          "TAINTS node.kubernetes.io/memory-pressure:NoSchedule",
+          "LABELS team",
+          `evicted ${pod.metadata.namespace}/${pod.metadata.name}`,
+          "restart rvReset=true",
+        ],
       );
     } finally {
       await sim.stop();

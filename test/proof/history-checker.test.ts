@@ -9,7 +9,17 @@ const s = (n: number) => T0 + n * 1000;
 
 const fact = (type: string, from: string | null, to: string, at: number, node = "n1"): GroundTruthFact => ({ kind: "transition", cluster: "c", node, uid: "u1", type, from, to, at, rv: 0 });
 let nextId = 1;
-const row = (type: string, from: string | null, to: string, at: number, extra: Partial<RecordedTransition> = {}): RecordedTransition => ({ id: nextId++, cluster: "c", node: "n1", type, from, to, at, reconciled: false, ...extra });
+const row = (type: string, from: string | null, to: string, at: number, extra: Partial<RecordedTransition> = {}): RecordedTransition => ({
+  id: nextId++,
+  cluster: "c",
+  node: "n1",
+  type,
+  from,
+  to,
+  at,
+  reconciled: false,
+  ...extra,
+});
 const history = (h: Partial<RecordedHistory>): RecordedHistory => ({ transitions: [], changes: [], maintenance: [], drains: [], ...h });
 const opts = { toleranceMs: 5_000 };
 
@@ -18,12 +28,42 @@ const truth = [fact("Ready", null, "True", s(0)), fact("Ready", "True", "False",
 describe("the history checker: transitions", () => {
   const cases: { name: string; rows: () => RecordedTransition[]; expect: Partial<Record<"lost" | "duplicated" | "phantom" | "outOfOrder" | "chainBreaks" | "timeOff", number>>; failed: boolean }[] = [
     { name: "every transition once passes", rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(10)), row("Ready", "False", "True", s(20))], expect: {}, failed: false },
-    { name: "a missing transition is lost and breaks the chain", rows: () => [row("Ready", null, "True", s(0)), row("Ready", "False", "True", s(20))], expect: { lost: 1, chainBreaks: 1 }, failed: true },
-    { name: "a transition written twice is a duplicate", rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(10)), row("Ready", "True", "False", s(10)), row("Ready", "False", "True", s(20))], expect: { duplicated: 1, chainBreaks: 1 }, failed: true },
-    { name: "a transition that never happened is a phantom", rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(10)), row("Ready", "False", "True", s(20)), row("MemoryPressure", null, "True", s(30))], expect: { phantom: 1 }, failed: true },
-    { name: "a transition recorded at another time is a wrong time, not a loss", rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(12)), row("Ready", "False", "True", s(20))], expect: { timeOff: 1 }, failed: false },
-    { name: "rows written out of order are reported", rows: () => [row("Ready", null, "True", s(0)), row("Ready", "False", "True", s(20)), row("Ready", "True", "False", s(10))], expect: { outOfOrder: 1 }, failed: false },
-    { name: "a reconciled row at the condition's time counts as recorded", rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(10), { reconciled: true }), row("Ready", "False", "True", s(20))], expect: {}, failed: false },
+    {
+      name: "a missing transition is lost and breaks the chain",
+      rows: () => [row("Ready", null, "True", s(0)), row("Ready", "False", "True", s(20))],
+      expect: { lost: 1, chainBreaks: 1 },
+      failed: true,
+    },
+    {
+      name: "a transition written twice is a duplicate",
+      rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(10)), row("Ready", "True", "False", s(10)), row("Ready", "False", "True", s(20))],
+      expect: { duplicated: 1, chainBreaks: 1 },
+      failed: true,
+    },
+    {
+      name: "a transition that never happened is a phantom",
+      rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(10)), row("Ready", "False", "True", s(20)), row("MemoryPressure", null, "True", s(30))],
+      expect: { phantom: 1 },
+      failed: true,
+    },
+    {
+      name: "a transition recorded at another time is a wrong time, not a loss",
+      rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(12)), row("Ready", "False", "True", s(20))],
+      expect: { timeOff: 1 },
+      failed: false,
+    },
+    {
+      name: "rows written out of order are reported",
+      rows: () => [row("Ready", null, "True", s(0)), row("Ready", "False", "True", s(20)), row("Ready", "True", "False", s(10))],
+      expect: { outOfOrder: 1 },
+      failed: false,
+    },
+    {
+      name: "a reconciled row at the condition's time counts as recorded",
+      rows: () => [row("Ready", null, "True", s(0)), row("Ready", "True", "False", s(10), { reconciled: true }), row("Ready", "False", "True", s(20))],
+      expect: {},
+      failed: false,
+    },
   ];
   for (const c of cases) {
     test(c.name, () => {
@@ -46,7 +86,10 @@ describe("the history checker: gaps in recording", () => {
   });
 
   test("a change superseded in a gap and reconciled at its end is unobservable; one that is not reconciled is lost", () => {
-    const labels: GroundTruthFact[] = [["a", "b", 10], ["b", "c", 12]].map(([before, after, at]) => ({ kind: "change", cluster: "c", node: "n1", uid: "u1", field: "LABELS", item: "team", before, after, at: s(at as number), rv: 0 }));
+    const labels: GroundTruthFact[] = [
+      ["a", "b", 10],
+      ["b", "c", 12],
+    ].map(([before, after, at]) => ({ kind: "change", cluster: "c", node: "n1", uid: "u1", field: "LABELS", item: "team", before, after, at: s(at as number), rv: 0 }));
     const reconciled = { id: nextId++, cluster: "c", node: "n1", field: "LABELS", item: "team", before: "a", after: "c", at: s(20), reconciled: true };
     const report = checkHistory(labels, history({ changes: [reconciled] }), { ...opts, gaps: [[s(5), s(25)]] });
     assert.deepEqual([report.changes.lost, report.changes.unobservable, report.failed], [0, 1, false]);
@@ -56,21 +99,65 @@ describe("the history checker: gaps in recording", () => {
 });
 
 describe("the history checker: node changes, cordons and drains", () => {
-  const change = (field: string, item: string, before: unknown, after: unknown, at: number): GroundTruthFact => ({ kind: "change", cluster: "c", node: "n1", uid: "u1", field, item, before, after, at, rv: 0 });
+  const change = (field: string, item: string, before: unknown, after: unknown, at: number): GroundTruthFact => ({
+    kind: "change",
+    cluster: "c",
+    node: "n1",
+    uid: "u1",
+    field,
+    item,
+    before,
+    after,
+    at,
+    rv: 0,
+  });
   const facts = [change("LABELS", "team", null, "a", s(0)), change("LABELS", "team", "a", "b", s(10)), change("SCHEDULABILITY", "", { unschedulable: false }, { unschedulable: true }, s(20))];
-  const changeRow = (field: string, item: string, before: unknown, after: unknown, at: number, reconciled = false) => ({ id: nextId++, cluster: "c", node: "n1", field, item, before, after, at, reconciled });
+  const changeRow = (field: string, item: string, before: unknown, after: unknown, at: number, reconciled = false) => ({
+    id: nextId++,
+    cluster: "c",
+    node: "n1",
+    field,
+    item,
+    before,
+    after,
+    at,
+    reconciled,
+  });
 
   test("changes seen within the watch delay match; a late one is a wrong time; a missing one is lost", () => {
-    const ok = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11)), changeRow("SCHEDULABILITY", "", { unschedulable: false }, { unschedulable: true }, s(20))], maintenance: [{ id: nextId++, cluster: "c", node: "n1", kind: "CORDONED", at: s(20) }] }), opts);
+    const ok = checkHistory(
+      facts,
+      history({
+        changes: [
+          changeRow("LABELS", "team", null, "a", s(1)),
+          changeRow("LABELS", "team", "a", "b", s(11)),
+          changeRow("SCHEDULABILITY", "", { unschedulable: false }, { unschedulable: true }, s(20)),
+        ],
+        maintenance: [{ id: nextId++, cluster: "c", node: "n1", kind: "CORDONED", at: s(20) }],
+      }),
+      opts,
+    );
     assert.deepEqual([ok.changes.lost, ok.changes.timeOff, ok.maintenance.lost, ok.failed], [0, 0, 0, false]);
-    const bad = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", null, "a", s(1)), changeRow("SCHEDULABILITY", "", { unschedulable: false }, { unschedulable: true }, s(20))] }), opts);
+    const bad = checkHistory(
+      facts,
+      history({ changes: [changeRow("LABELS", "team", null, "a", s(1)), changeRow("SCHEDULABILITY", "", { unschedulable: false }, { unschedulable: true }, s(20))] }),
+      opts,
+    );
     assert.deepEqual([bad.changes.lost, bad.maintenance.lost, bad.failed], [1, 1, true]);
   });
 
   test("a change written again long after it happened is a duplicate; one recorded before anything of its kind happened is a phantom", () => {
-    const replay = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11)), changeRow("LABELS", "team", null, "a", s(60))] }), { ...opts, fields: ["LABELS"] });
+    const replay = checkHistory(
+      facts,
+      history({ changes: [changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11)), changeRow("LABELS", "team", null, "a", s(60))] }),
+      { ...opts, fields: ["LABELS"] },
+    );
     assert.deepEqual([replay.changes.duplicated, replay.changes.phantom, replay.failed], [1, 0, true]);
-    const early = checkHistory(facts, history({ changes: [changeRow("LABELS", "team", "x", "b", s(-30)), changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11))] }), { ...opts, fields: ["LABELS"] });
+    const early = checkHistory(
+      facts,
+      history({ changes: [changeRow("LABELS", "team", "x", "b", s(-30)), changeRow("LABELS", "team", null, "a", s(1)), changeRow("LABELS", "team", "a", "b", s(11))] }),
+      { ...opts, fields: ["LABELS"] },
+    );
     assert.deepEqual([early.changes.duplicated, early.changes.phantom, early.failed], [0, 1, true]);
   });
 

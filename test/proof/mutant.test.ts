@@ -23,7 +23,11 @@ async function mutant(patch: string): Promise<{ root: string; remove(): Promise<
 
 /** `soak-main` as a process against a program; its exit code and what it printed. */
 function soak(root: string, seed: number): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [join(PACKAGE_ROOT, "dist", "src", "proof", "soak-main.js"), "--minutes", "1", "--seed", String(seed), "--faults", "none", "--replicas", "1", "--nodes", "8", "--program", root], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [join(PACKAGE_ROOT, "dist", "src", "proof", "soak-main.js"), "--minutes", "1", "--seed", String(seed), "--faults", "none", "--replicas", "1", "--nodes", "8", "--program", root],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
@@ -52,7 +56,9 @@ describe("the soak's checker against mutant recorders", () => {
 
   test("a recorder that writes one transition twice fails the soak, the transition named as duplicated", async () => {
     // A second row a second later: the table's unique key (node, type, at, to) would absorb an exact copy.
-    const m = await mutant(`transitions.push(...diff.transitions, ...diff.transitions.filter((t) => t.from !== null && !globalThis.__mutantDoubled && (globalThis.__mutantDoubled = true)).map((t) => ({ ...t, at: new Date(t.at.getTime() + 1000) })));`);
+    const m = await mutant(
+      `transitions.push(...diff.transitions, ...diff.transitions.filter((t) => t.from !== null && !globalThis.__mutantDoubled && (globalThis.__mutantDoubled = true)).map((t) => ({ ...t, at: new Date(t.at.getTime() + 1000) })));`,
+    );
     try {
       const { code, out } = await soak(m.root, 42);
       assert.equal(code, 1, out);

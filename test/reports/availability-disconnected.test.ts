@@ -95,17 +95,25 @@ for (const backend of BACKENDS) {
       await eventually(async () => ((await stretches())[0]?.endedAt.getTime() ?? 0) > ((await stretches())[0]?.startedAt.getTime() ?? 0), "recording", 15_000);
       const cutAt = Date.now();
       await proxy.cut();
-      const [first] = await eventually(async () => {
-        const rows = await stretches();
-        // Closed: no longer extended, as of when the watch lost the connection.
-        return rows.length === 1 && rows[0]!.endedAt.getTime() < Date.now() - 1_500 ? rows : undefined;
-      }, "the stretch closed", 20_000);
+      const [first] = await eventually(
+        async () => {
+          const rows = await stretches();
+          // Closed: no longer extended, as of when the watch lost the connection.
+          return rows.length === 1 && rows[0]!.endedAt.getTime() < Date.now() - 1_500 ? rows : undefined;
+        },
+        "the stretch closed",
+        20_000,
+      );
       assert.ok(first!.endedAt.getTime() >= cutAt - 200 && first!.endedAt.getTime() <= cutAt + 1_000, `closed at ${first!.endedAt.toISOString()}, cut at ${new Date(cutAt).toISOString()}`);
       await proxy.open();
-      const [, second] = await eventually(async () => {
-        const rows = await stretches();
-        return rows.length === 2 && rows[1]!.endedAt.getTime() > rows[1]!.startedAt.getTime() ? rows : undefined;
-      }, "a second stretch after the connection came back", 30_000);
+      const [, second] = await eventually(
+        async () => {
+          const rows = await stretches();
+          return rows.length === 2 && rows[1]!.endedAt.getTime() > rows[1]!.startedAt.getTime() ? rows : undefined;
+        },
+        "a second stretch after the connection came back",
+        30_000,
+      );
 
       const from = first!.startedAt.getTime();
       const to = second!.endedAt.getTime();

@@ -9,13 +9,7 @@ export const min = (m: number) => m * 60;
 const ZONE = "topology.kubernetes.io/zone";
 const OP = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
 
-export async function nodeState(
-  db: Database,
-  cluster: string,
-  name: string,
-  uid: string,
-  o: { zone?: string; ready?: string; unschedulable?: boolean; deletedAt?: number } = {},
-) {
+export async function nodeState(db: Database, cluster: string, name: string, uid: string, o: { zone?: string; ready?: string; unschedulable?: boolean; deletedAt?: number } = {}) {
   await db.prisma.nodeState.create({
     data: {
       cluster,
@@ -79,8 +73,26 @@ export async function seedHistory(db: Database): Promise<void> {
   await coverage(db, "dev", -5000, 1000);
   await nodeState(db, "prod", "a", "a1", { zone: "a", ready: "True" });
   await lifetime(db, "prod", "a", "CREATED", "a1", -2000);
-  await ready(db, "prod", "a", [[-1000, null, "True"], [-100, "True", "False"], [-30, "False", "Unknown"], [20, "Unknown", "True"], [300, "True", "False"], [302, "False", "True"], [590, "True", "False"], [700, "False", "True"]]);
-  await ready(db, "prod", "a", [[100, "False", "True"], [130, "True", "False"]], "MemoryPressure");
+  await ready(db, "prod", "a", [
+    [-1000, null, "True"],
+    [-100, "True", "False"],
+    [-30, "False", "Unknown"],
+    [20, "Unknown", "True"],
+    [300, "True", "False"],
+    [302, "False", "True"],
+    [590, "True", "False"],
+    [700, "False", "True"],
+  ]);
+  await ready(
+    db,
+    "prod",
+    "a",
+    [
+      [100, "False", "True"],
+      [130, "True", "False"],
+    ],
+    "MemoryPressure",
+  );
   await event(db, "prod", "a", "CORDONED", 100);
   await event(db, "prod", "a", "DRAIN_STARTED", 110, OP(1));
   await event(db, "prod", "a", "POD_EVICTED", 111, OP(1));
@@ -90,7 +102,10 @@ export async function seedHistory(db: Database): Promise<void> {
 
   await nodeState(db, "prod", "b", "b1", { zone: "a", ready: "Unknown", deletedAt: 450 });
   await lifetime(db, "prod", "b", "CREATED", "b1", -500);
-  await ready(db, "prod", "b", [[-500, null, "True"], [400, "True", "Unknown"]]);
+  await ready(db, "prod", "b", [
+    [-500, null, "True"],
+    [400, "True", "Unknown"],
+  ]);
   await lifetime(db, "prod", "b", "DELETED", "b1", 450);
   await event(db, "prod", "b", "DRAIN_STARTED", -300, OP(3));
   await event(db, "prod", "b", "DRAIN_SUCCEEDED", -200, OP(3));
@@ -99,7 +114,10 @@ export async function seedHistory(db: Database): Promise<void> {
 
   await nodeState(db, "prod", "c", "c1", { zone: "b", ready: "True", unschedulable: true });
   await lifetime(db, "prod", "c", "CREATED", "c1", 100);
-  await ready(db, "prod", "c", [[100, null, "False"], [103, "False", "True"]]);
+  await ready(db, "prod", "c", [
+    [100, null, "False"],
+    [103, "False", "True"],
+  ]);
   await reboot(db, "prod", "c", 101);
 
   await nodeState(db, "prod", "d", "d1", { zone: "a", deletedAt: -100 });
@@ -126,4 +144,3 @@ export async function seedHistory(db: Database): Promise<void> {
   await nodeState(db, "dev", "a", "dev-a1", { zone: "a" });
   await ready(db, "dev", "a", [[-100, null, "True"]]);
 }
-

@@ -47,10 +47,14 @@ for (const backend of BACKENDS) {
 
     test("30 days of a fresh installation: what it observed, the rest unobserved; a node first seen cordoned is in maintenance only since", async () => {
       // The recorder's stretch, once it has been extended past its start.
-      const stretch = await eventually(async () => {
-        const rows = await db.prisma.recordingCoverage.findMany({ where: { cluster: "sim" } });
-        return rows.length === 1 && rows[0]!.endedAt.getTime() > rows[0]!.startedAt.getTime() + 200 ? rows[0] : undefined;
-      }, "the recording's coverage extended", 15_000);
+      const stretch = await eventually(
+        async () => {
+          const rows = await db.prisma.recordingCoverage.findMany({ where: { cluster: "sim" } });
+          return rows.length === 1 && rows[0]!.endedAt.getTime() > rows[0]!.startedAt.getTime() + 200 ? rows[0] : undefined;
+        },
+        "the recording's coverage extended",
+        15_000,
+      );
       const to = stretch!.endedAt.getTime();
       const from = to - 30 * DAY;
       const observedMs = to - stretch!.startedAt.getTime();
@@ -100,10 +104,14 @@ for (const backend of BACKENDS) {
         { clusters: { kubeconfigs: [cluster.kubeconfigPath], contexts: [] }, database: fresh.config },
         { ...(backend.name === "pglite" ? { database: db } : {}), recorderTuning: { leaseDurationMs: 1_500, retryPeriodMs: 200, coverageIntervalMs: 100 } },
       ));
-      const rows = await eventually(async () => {
-        const all = await db.prisma.recordingCoverage.findMany({ where: { cluster: "sim" }, orderBy: { startedAt: "asc" } });
-        return all.length === 2 ? all : undefined;
-      }, "a second stretch", 15_000);
+      const rows = await eventually(
+        async () => {
+          const all = await db.prisma.recordingCoverage.findMany({ where: { cluster: "sim" }, orderBy: { startedAt: "asc" } });
+          return all.length === 2 ? all : undefined;
+        },
+        "a second stretch",
+        15_000,
+      );
       assert.equal(rows![0]!.endedAt.getTime(), closed!.endedAt.getTime());
       assert.ok(rows![1]!.startedAt.getTime() >= closed!.endedAt.getTime(), "the time between is a gap");
     });

@@ -14,9 +14,33 @@ type Figures = Omit<NodeAvailability, "cluster" | "node" | "key" | "availability
 const none = { unobservedSeconds: 0, notReadySeconds: 0, unknownSeconds: 0, outages: 0, longestOutageSeconds: 0, mttrSeconds: null, flaps: 0, maintenanceSeconds: 0, reboots: 0, deleted: false };
 
 const EXPECTED: Record<string, Figures> = {
-  a: { observedSeconds: min(600), unobservedSeconds: 0, readySeconds: min(568), notReadySeconds: min(12), unknownSeconds: min(20), outages: 3, longestOutageSeconds: min(20), mttrSeconds: min(61), flaps: 1, maintenanceSeconds: min(100), reboots: 2, deleted: false },
+  a: {
+    observedSeconds: min(600),
+    unobservedSeconds: 0,
+    readySeconds: min(568),
+    notReadySeconds: min(12),
+    unknownSeconds: min(20),
+    outages: 3,
+    longestOutageSeconds: min(20),
+    mttrSeconds: min(61),
+    flaps: 1,
+    maintenanceSeconds: min(100),
+    reboots: 2,
+    deleted: false,
+  },
   b: { ...none, observedSeconds: min(450), readySeconds: min(400), unknownSeconds: min(50), outages: 1, longestOutageSeconds: min(50), maintenanceSeconds: min(60), deleted: true },
-  c: { ...none, observedSeconds: min(500), readySeconds: min(497), notReadySeconds: min(3), outages: 1, longestOutageSeconds: min(3), mttrSeconds: min(3), flaps: 1, maintenanceSeconds: min(500), reboots: 1 },
+  c: {
+    ...none,
+    observedSeconds: min(500),
+    readySeconds: min(497),
+    notReadySeconds: min(3),
+    outages: 1,
+    longestOutageSeconds: min(3),
+    mttrSeconds: min(3),
+    flaps: 1,
+    maintenanceSeconds: min(500),
+    reboots: 1,
+  },
   f: { ...none, observedSeconds: min(540), readySeconds: min(540) },
   g: { ...none, observedSeconds: min(600), readySeconds: min(600), maintenanceSeconds: min(50) },
 };
@@ -125,7 +149,13 @@ for (const backend of BACKENDS) {
       await coverage(db, "gap", -100, 200);
       await coverage(db, "gap", 300, 2000);
       await nodeState(db, "gap", "a", "gap-a1");
-      for (const [minute, from, to] of [[-100, null, "True"], [250, "True", "False"], [260, "False", "True"], [400, "True", "False"], [410, "False", "True"]] as const) {
+      for (const [minute, from, to] of [
+        [-100, null, "True"],
+        [250, "True", "False"],
+        [260, "False", "True"],
+        [400, "True", "False"],
+        [410, "False", "True"],
+      ] as const) {
         await db.prisma.conditionTransition.create({ data: { cluster: "gap", node: "a", type: "Ready", from, to, at: at(minute) } });
       }
       const report = await queries.report({ cluster: "gap", from: FROM, to: TO });

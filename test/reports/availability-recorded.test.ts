@@ -50,8 +50,7 @@ for (const backend of BACKENDS) {
     test("an outage, a deleted node and a cordoned node, figure by figure", async () => {
       const sim = cluster.sim.cluster;
       const [flapping, removed, cordoned] = sim.nodeNames() as [string, string, string];
-      const recorded = (node: string, to: string) =>
-        eventually(() => db.prisma.conditionTransition.findFirst({ where: { node, type: "Ready", to } }), `${node} Ready=${to} recorded`, 10_000);
+      const recorded = (node: string, to: string) => eventually(() => db.prisma.conditionTransition.findFirst({ where: { node, type: "Ready", to } }), `${node} Ready=${to} recorded`, 10_000);
 
       // NotReady at +10 min, Unknown at +12, Ready again at +15: one outage of 300 s.
       sim.advance(10 * MINUTE);
@@ -82,7 +81,18 @@ for (const backend of BACKENDS) {
 
       const period = to - from;
       const lived = deletion!.at.getTime() - from;
-      const quiet = { unobservedSeconds: 0, notReadySeconds: 0, unknownSeconds: 0, availability: 1, outages: 0, longestOutageSeconds: 0, mttrSeconds: null, flaps: 0, maintenanceSeconds: 0, deleted: false };
+      const quiet = {
+        unobservedSeconds: 0,
+        notReadySeconds: 0,
+        unknownSeconds: 0,
+        availability: 1,
+        outages: 0,
+        longestOutageSeconds: 0,
+        mttrSeconds: null,
+        flaps: 0,
+        maintenanceSeconds: 0,
+        deleted: false,
+      };
       const expected = new Map<string, object>([
         [
           flapping,
@@ -103,10 +113,7 @@ for (const backend of BACKENDS) {
           },
         ],
         [removed, { ...quiet, node: removed, deleted: true, observedSeconds: lived / 1000, readySeconds: lived / 1000 }],
-        [
-          cordoned,
-          { ...quiet, node: cordoned, observedSeconds: period / 1000, readySeconds: period / 1000, maintenanceSeconds: (to - cordon!.at.getTime()) / 1000 },
-        ],
+        [cordoned, { ...quiet, node: cordoned, observedSeconds: period / 1000, readySeconds: period / 1000, maintenanceSeconds: (to - cordon!.at.getTime()) / 1000 }],
       ]);
       assert.equal(report.nodes.length, 3);
       for (const node of report.nodes) assert.deepEqual(node, expected.get(node.node), node.node);

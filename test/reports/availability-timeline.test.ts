@@ -310,13 +310,23 @@ const CASES: Case[] = [
   {
     name: "a gap in the recording from 20 to 50: neither Ready nor an outage, and unobserved",
     events: [READY_BEFORE, ready(30, "True", "False"), ready(40, "False", "True"), ready(60, "True", "False"), ready(65, "False", "True")],
-    period: { watched: [[t(-100), t(20)], [t(50), t(200)]] },
+    period: {
+      watched: [
+        [t(-100), t(20)],
+        [t(50), t(200)],
+      ],
+    },
     expect: { observed: 70, ready: 65, notReady: 5, outages: 1, longest: 5, ended: [5], flaps: 0, unobserved: 30 },
   },
   {
     name: "an outage across a gap counts only its watched part",
     events: [READY_BEFORE, ready(10, "True", "False"), ready(60, "False", "True")],
-    period: { watched: [[t(-100), t(20)], [t(50), t(200)]] },
+    period: {
+      watched: [
+        [t(-100), t(20)],
+        [t(50), t(200)],
+      ],
+    },
     expect: { observed: 70, ready: 50, notReady: 20, outages: 1, longest: 20, ended: [50], unobserved: 30 },
   },
   {

@@ -26,14 +26,24 @@ describe("the Theil–Sen forecast", () => {
     assert.equal(fullAt(flat, 1000, 23 * HOUR), null);
     const falling = flat.map((p, h) => ({ ...p, value: 900 - h }));
     assert.equal(fullAt(falling, 1000, 23 * HOUR), null);
-    assert.equal(fullAt(flat.slice(0, 2).map((p, h) => ({ ...p, value: h })), 1000, HOUR), null);
+    assert.equal(
+      fullAt(
+        flat.slice(0, 2).map((p, h) => ({ ...p, value: h })),
+        1000,
+        HOUR,
+      ),
+      null,
+    );
     const slow = flat.map((p, h) => ({ ...p, value: 500 + h * 0.01 }));
     assert.equal(fullAt(slow, 1000, 23 * HOUR), null, "0.01 an hour reaches 1000 in 5.7 years");
   });
 
   test("hourly p95 is the nearest rank of each hour's points", () => {
     const points = Array.from({ length: 40 }, (_, i) => ({ at: Math.floor(i / 20) * HOUR + (i % 20) * 60_000, value: i % 20 }));
-    assert.deepEqual(hourlyP95(points), [{ at: 0, value: 18 }, { at: HOUR, value: 18 }]);
+    assert.deepEqual(hourlyP95(points), [
+      { at: 0, value: 18 },
+      { at: HOUR, value: 18 },
+    ]);
   });
 });
 
@@ -49,7 +59,17 @@ for (const backend of BACKENDS) {
       const start = Math.floor(Date.now() / HOUR) * HOUR - 2 * DAY;
       for (let t = start; t < start + 2 * DAY; t += 10 * 60_000) {
         const hours = (t - start) / HOUR;
-        await store.writeSampling("c", new Date(t), [{ node: "n1", cell: ["pool", null, null, null], labels: {}, cpuUsage: null, memoryUsage: null, cpuRequests: Math.round(1000 + 50 * hours), memoryRequests: Math.round(2 ** 30 + 2 ** 20 * hours) }]);
+        await store.writeSampling("c", new Date(t), [
+          {
+            node: "n1",
+            cell: ["pool", null, null, null],
+            labels: {},
+            cpuUsage: null,
+            memoryUsage: null,
+            cpuRequests: Math.round(1000 + 50 * hours),
+            memoryRequests: Math.round(2 ** 30 + 2 ** 20 * hours),
+          },
+        ]);
       }
       const until = start + 2 * DAY;
       const trends = await store.groupTrends({ kind: "nodes", clusters: ["c"], nodes: ["n1"], ids: ["g"] }, new Date(start), new Date(until), "raw");

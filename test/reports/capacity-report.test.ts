@@ -168,15 +168,18 @@ describe("capacity report of a known cluster", () => {
       [["eu-west-1a", "worker"], 3],
       [["eu-west-1b", "worker"], 1],
     ]);
-    assert.deepEqual(await keys([{ by: "INSTANCE_TYPE" }]), [[["g.xlarge"], 1], [["m.large"], 3], [["m.medium"], 1]]);
+    assert.deepEqual(await keys([{ by: "INSTANCE_TYPE" }]), [
+      [["g.xlarge"], 1],
+      [["m.large"], 3],
+      [["m.medium"], 1],
+    ]);
     assert.deepEqual(await keys([{ by: "CLUSTER" }]), [[["sim"], 5]]);
     const byLabel = await report({ groupBy: [{ by: "LABEL", labelKey: "node-pool" }] });
     assert.deepEqual(byLabel.groupBy, ["label:node-pool"]);
-    assert.deepEqual(byLabel.groups.map((g: any) => g.key), [
-      [{ dimension: "label:node-pool", value: "general" }],
-      [{ dimension: "label:node-pool", value: "gpu" }],
-      [{ dimension: "label:node-pool", value: null }],
-    ]);
+    assert.deepEqual(
+      byLabel.groups.map((g: any) => g.key),
+      [[{ dimension: "label:node-pool", value: "general" }], [{ dimension: "label:node-pool", value: "gpu" }], [{ dimension: "label:node-pool", value: null }]],
+    );
   });
 
   test("a filter narrows the nodes covered", async () => {
@@ -190,7 +193,7 @@ describe("capacity report of a known cluster", () => {
     // general-a-1: free cpu 3800-1750 = 2050 -> 4, memory 15Gi-3.5Gi -> 11, slots 10-3 = 7: 4 fit.
     // gpu-a-1 (when tolerated): cpu 7800-4000 = 3800 -> 7, memory 26Gi -> 26, slots 19: 7 fit.
     // cp-a-1 (when tolerated): cpu 1800-500 = 1300 -> 2, memory 5Gi -> 5, slots 9: 2 fit.
-    const fit = async (podShape: unknown, groupBy?: unknown[]) => (await report({ podShape, ...(groupBy ? { groupBy } : {}) }));
+    const fit = async (podShape: unknown, groupBy?: unknown[]) => await report({ podShape, ...(groupBy ? { groupBy } : {}) });
     const plain = await fit(shape);
     assert.deepEqual(plain.podShape, { cpuMillicores: 500, memoryBytes: Gi });
     assert.deepEqual(plain.total.fit, { pods: 4, nodesWithRoom: 1, nodesExcluded: 4 });
@@ -205,11 +208,14 @@ describe("capacity report of a known cluster", () => {
     // Tolerating everything still leaves out the cordoned node and the NotReady one.
     const everything = await fit({ ...shape, tolerations: [{ operator: "Exists" }] }, [{ by: "NODE_POOL" }]);
     assert.deepEqual(everything.total.fit, { pods: 4 + 7 + 2, nodesWithRoom: 3, nodesExcluded: 2 });
-    assert.deepEqual(everything.groups.map((g: any) => g.fit), [
-      { pods: 4, nodesWithRoom: 1, nodesExcluded: 2 },
-      { pods: 7, nodesWithRoom: 1, nodesExcluded: 0 },
-      { pods: 2, nodesWithRoom: 1, nodesExcluded: 0 },
-    ]);
+    assert.deepEqual(
+      everything.groups.map((g: any) => g.fit),
+      [
+        { pods: 4, nodesWithRoom: 1, nodesExcluded: 2 },
+        { pods: 7, nodesWithRoom: 1, nodesExcluded: 0 },
+        { pods: 2, nodesWithRoom: 1, nodesExcluded: 0 },
+      ],
+    );
 
     // Pod slots bound: general-a-1 has 7 free slots, tiny pods fill them before cpu or memory.
     const tiny = await fit({ cpu: "1m", memory: "1Mi" });
@@ -253,7 +259,10 @@ describe("capacity report with an unreachable cluster", () => {
       const all = (await graphql(url, REPORT, { groupBy: [{ by: "CLUSTER" }] })).body;
       assert.equal(all.errors, undefined);
       assert.deepEqual(all.data.capacityReport.incompleteClusters, ["dead"]);
-      assert.deepEqual(all.data.capacityReport.groups.map((g: any) => [g.key[0].value, g.nodeCount]), [["east", 5]]);
+      assert.deepEqual(
+        all.data.capacityReport.groups.map((g: any) => [g.key[0].value, g.nodeCount]),
+        [["east", 5]],
+      );
       const one = (await graphql(url, REPORT, { cluster: "dead" })).body;
       assert.equal(one.errors, undefined, "asking for the unreachable cluster is not an error");
       assert.deepEqual(one.data.capacityReport.incompleteClusters, ["dead"]);
@@ -281,10 +290,15 @@ describe("pods that fit agree with the simulator's scheduler placing them", () =
       return body.data.capacityReport.total as { pods: { requests: number }; fit: { pods: number; nodesWithRoom: number; nodesExcluded: number } };
     };
     /** The report once the service's cache holds exactly `pods` bound pods. */
-    const settled = (podShape: unknown, pods: number) => eventually(async () => {
-      const total = await fitOf(podShape);
-      return total.pods.requests === pods && total.fit;
-    }, `the cache sees ${pods} pods`, 10_000);
+    const settled = (podShape: unknown, pods: number) =>
+      eventually(
+        async () => {
+          const total = await fitOf(podShape);
+          return total.pods.requests === pods && total.fit;
+        },
+        `the cache sees ${pods} pods`,
+        10_000,
+      );
     try {
       await eventually(async () => (await graphql(url, "{ clusters { synced } }")).body.data?.clusters[0].synced, "sync");
       const rng = new Rng(4242);

@@ -41,7 +41,11 @@ describe("extended resources: GPUs in the nodes, the pods, the capacity report a
     const gpuPod = (JSON.parse(await sim.kubectl("get", "pods", "-A", "-l", "app=model-serving", "-o", "json")).items as any[])[0];
     assert.equal(gpuPod.spec.containers[0].resources.requests[GPU], "1");
     for (const n of gpuNodes) {
-      const { body } = await graphql(url, `query($n: String!) { node(name: $n) { capacity { extended { name value quantity } } allocatable { extended { name value quantity } } requests { extended { name value quantity } } } }`, { n: n.metadata.name });
+      const { body } = await graphql(
+        url,
+        `query($n: String!) { node(name: $n) { capacity { extended { name value quantity } } allocatable { extended { name value quantity } } requests { extended { name value quantity } } } }`,
+        { n: n.metadata.name },
+      );
       assert.equal(body.errors, undefined);
       const expected = (list: Record<string, string>) =>
         Object.keys(list)
@@ -70,10 +74,14 @@ describe("extended resources: GPUs in the nodes, the pods, the capacity report a
     cluster.tick();
     const bound = () => cluster.list(R.pods).filter((p: any) => p.spec.nodeName && p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed").length;
     const settled = (shape: unknown, pods: number) =>
-      eventually(async () => {
-        const r = await report(shape);
-        return r.total.pods.requests === pods && r.total.extended.find((e: any) => e.name === GPU)?.figures.allocatable === 5 && r.total.fit;
-      }, `the cache sees ${pods} pods and 5 GPUs`, 10_000);
+      eventually(
+        async () => {
+          const r = await report(shape);
+          return r.total.pods.requests === pods && r.total.extended.find((e: any) => e.name === GPU)?.figures.allocatable === 5 && r.total.fit;
+        },
+        `the cache sees ${pods} pods and 5 GPUs`,
+        10_000,
+      );
     const rng = new Rng(1515);
     const baseline = bound();
     let checked = 0;
@@ -115,7 +123,13 @@ describe("extended resources: GPUs in the nodes, the pods, the capacity report a
       [[{ name: GPU, quantity: "-1" }], /must not be negative/],
       [[{ name: GPU, quantity: "lots" }], /is not a Kubernetes quantity/],
       [[{ name: "bad name!", quantity: "1" }], /is not a resource name/],
-      [[{ name: GPU, quantity: "1" }, { name: GPU, quantity: "2" }], /podShape.extended\[1\].name: "nvidia.com\/gpu" is named twice/],
+      [
+        [
+          { name: GPU, quantity: "1" },
+          { name: GPU, quantity: "2" },
+        ],
+        /podShape.extended\[1\].name: "nvidia.com\/gpu" is named twice/,
+      ],
     ];
     for (const [extended, message] of cases) {
       const { body } = await graphql(url, REPORT, { s: { cpu: "1", memory: "1Gi", extended } });

@@ -45,11 +45,21 @@ describe("toleration matching, as Kubernetes' Toleration.ToleratesTaint", () => 
 
 describe("pod shapes", () => {
   test("quantities are read as Kubernetes reads them; the default operator is Equal", () => {
-    assert.deepEqual(compilePodShape({ cpu: "1.5", memory: "1Gi", tolerations: [{ key: "gpu", value: "x" }, { operator: "Exists", effect: "NoSchedule" }] }), {
-      cpuMillicores: 1500,
-      memoryBytes: 1024 ** 3,
-      tolerations: [t("gpu", "Equal", "x"), t("", "Exists", "", "NoSchedule")],
-    });
+    assert.deepEqual(
+      compilePodShape({
+        cpu: "1.5",
+        memory: "1Gi",
+        tolerations: [
+          { key: "gpu", value: "x" },
+          { operator: "Exists", effect: "NoSchedule" },
+        ],
+      }),
+      {
+        cpuMillicores: 1500,
+        memoryBytes: 1024 ** 3,
+        tolerations: [t("gpu", "Equal", "x"), t("", "Exists", "", "NoSchedule")],
+      },
+    );
     assert.deepEqual(compilePodShape({ cpu: "100m", memory: "1G" }), { cpuMillicores: 100, memoryBytes: 1e9, tolerations: [] });
     assert.equal(compilePodShape({ cpu: "0.0001", memory: "0" }).cpuMillicores, 1, "rounded up, as MilliValue");
   });
@@ -62,7 +72,10 @@ describe("pod shapes", () => {
   ];
   for (const [name, input, message] of bad) {
     test(`${name} is BAD_USER_INPUT`, () => {
-      assert.throws(() => compilePodShape(input), (error: unknown) => error instanceof AppError && error.extensions.code === "BAD_USER_INPUT" && message.test(error.message));
+      assert.throws(
+        () => compilePodShape(input),
+        (error: unknown) => error instanceof AppError && error.extensions.code === "BAD_USER_INPUT" && message.test(error.message),
+      );
     });
   }
 
@@ -86,7 +99,11 @@ describe("pod shapes", () => {
  * (its own rules, written out again here, and the simulator's toleration check) until no node
  * takes another. The count must equal the report's.
  */
-function bruteForce(nodes: { node: CachedNode; cpu: number; memory: number; pods: number; usedCpu: number; usedMemory: number; usedPods: number }[], shape: { cpuMillicores: number; memoryBytes: number; tolerations: Toleration[] }, rng: Rng): number[] {
+function bruteForce(
+  nodes: { node: CachedNode; cpu: number; memory: number; pods: number; usedCpu: number; usedMemory: number; usedPods: number }[],
+  shape: { cpuMillicores: number; memoryBytes: number; tolerations: Toleration[] },
+  rng: Rng,
+): number[] {
   const state = nodes.map((n) => ({ ...n }));
   const placed = nodes.map(() => 0);
   const takes = (n: (typeof state)[number]) =>
@@ -157,7 +174,11 @@ describe("pods that fit agree with brute-force placement", () => {
       const report = tally.result().total.fit!;
       const placed = bruteForce(nodes, { ...shape, tolerations: [...shape.tolerations] }, rng);
       const context = JSON.stringify({ round, input });
-      assert.equal(report.pods, placed.reduce((a, b) => a + b, 0), context);
+      assert.equal(
+        report.pods,
+        placed.reduce((a, b) => a + b, 0),
+        context,
+      );
       assert.equal(report.nodesWithRoom, placed.filter((p) => p > 0).length, context);
       total += report.pods;
     }

@@ -19,7 +19,10 @@ describe("trends period", () => {
   ];
   for (const [name, since, until, message] of bad) {
     test(`${name} is BAD_USER_INPUT`, () => {
-      assert.throws(() => trendsPeriod(since, until, now), (e: unknown) => e instanceof AppError && e.extensions.code === "BAD_USER_INPUT" && message.test(e.message));
+      assert.throws(
+        () => trendsPeriod(since, until, now),
+        (e: unknown) => e instanceof AppError && e.extensions.code === "BAD_USER_INPUT" && message.test(e.message),
+      );
     });
   }
 
@@ -32,7 +35,10 @@ describe("trends period", () => {
   for (const [name, since, until, rawRetentionHours, expected] of cases) {
     test(name, () => {
       const resolved = trendsResolution({ since: at(since), until: at(until) }, now, rawRetentionHours);
-      assert.deepEqual({ since: resolved.since.toISOString(), resolution: resolved.resolution, until: resolved.until.toISOString() }, { ...expected, since: at(expected.since).toISOString(), until: at(until).toISOString() });
+      assert.deepEqual(
+        { since: resolved.since.toISOString(), resolution: resolved.resolution, until: resolved.until.toISOString() },
+        { ...expected, since: at(expected.since).toISOString(), until: at(until).toISOString() },
+      );
     });
   }
 });

@@ -109,13 +109,16 @@ for (const backend of BACKENDS) {
         return { cpu: cpuMillicores(m.usage.cpu), memory: bytes(m.usage.memory) };
       };
       const requests = { a1: 500 + (burst ? 1000 : 0), a2: 250 + (spike ? 3000 : 0), b1: 2000 };
-      await eventually(() =>
-        (["a1", "a2", "b1"] as const).every((name) => {
-          const node = cache().node(name)!;
-          const usage = cache().usage(name);
-          return inventory.podTotals(node).requests.cpu === requests[name] && usage?.cpuMillicores === expectedUsage(name).cpu && usage.memoryBytes === expectedUsage(name).memory;
-        }),
-      "the cache sees the pods and the metrics", 10_000);
+      await eventually(
+        () =>
+          (["a1", "a2", "b1"] as const).every((name) => {
+            const node = cache().node(name)!;
+            const usage = cache().usage(name);
+            return inventory.podTotals(node).requests.cpu === requests[name] && usage?.cpuMillicores === expectedUsage(name).cpu && usage.memoryBytes === expectedUsage(name).memory;
+          }),
+        "the cache sees the pods and the metrics",
+        10_000,
+      );
       const u = { a1: expectedUsage("a1"), a2: expectedUsage("a2"), b1: expectedUsage("b1") };
       return {
         a: { cpuRequests: requests.a1 + requests.a2, memoryRequests: (burst ? 3 : 2) * Gi, cpuUsage: u.a1.cpu + u.a2.cpu, memoryUsage: u.a1.memory + u.a2.memory },
@@ -133,8 +136,14 @@ for (const backend of BACKENDS) {
       assert.equal(await sampler.sampleAt(new Date(T0 + 19 * MINUTE + 59_000)), 0, "the same interval again: already written");
       const all = await rows();
       assert.equal(all.length, 60);
-      assert.deepEqual([...new Set(all.map((r) => r.at.getTime()))], Array.from({ length: 20 }, (_, i) => T0 + i * MINUTE));
-      assert.deepEqual(all.filter((r) => r.node === "a1").map((r) => r.cpuRequests), Array.from({ length: 20 }, (_, i) => (i >= 5 && i <= 7 ? 1500 : 500)));
+      assert.deepEqual(
+        [...new Set(all.map((r) => r.at.getTime()))],
+        Array.from({ length: 20 }, (_, i) => T0 + i * MINUTE),
+      );
+      assert.deepEqual(
+        all.filter((r) => r.node === "a1").map((r) => r.cpuRequests),
+        Array.from({ length: 20 }, (_, i) => (i >= 5 && i <= 7 ? 1500 : 500)),
+      );
     });
 
     test("a replica that does not lead the cluster samples nothing", async () => {
@@ -176,9 +185,18 @@ for (const backend of BACKENDS) {
         cpuUsage: s.a.cpuUsage + s.b.cpuUsage,
         memoryUsage: s.a.memoryUsage + s.b.memoryUsage,
       });
-      assert.deepEqual(r.groups.map((g: any) => g.key[0].value), ["a", "b"]);
-      assert.deepEqual(r.groups[0].trends, expected((s) => s.a));
-      assert.deepEqual(r.groups[1].trends, expected((s) => s.b));
+      assert.deepEqual(
+        r.groups.map((g: any) => g.key[0].value),
+        ["a", "b"],
+      );
+      assert.deepEqual(
+        r.groups[0].trends,
+        expected((s) => s.a),
+      );
+      assert.deepEqual(
+        r.groups[1].trends,
+        expected((s) => s.b),
+      );
       assert.deepEqual({ ...r.total.trends, from: undefined, to: undefined }, { ...expected(sum), from: undefined, to: undefined });
       assert.deepEqual([r.total.trends.from, r.total.trends.to], [period.since, period.until]);
       // By hand, for cpu requests of pool a: 16 samplings at 750, three at 1750, one at 3750.
@@ -199,8 +217,18 @@ for (const backend of BACKENDS) {
       const period = { since: new Date(T0).toISOString(), until: new Date(T0 + HOUR).toISOString() };
       const byPool = await report({ groupBy: BY_CELL, ...period });
       const byTier = await report({ groupBy: BY_TIER, ...period });
-      assert.deepEqual(byTier.groups.map((g: any) => [g.key[0].value, g.nodeCount]), [["gold", 2], [null, 1]]);
-      assert.deepEqual(byTier.groups.map((g: any) => g.trends), byPool.groups.map((g: any) => g.trends), "gold is pool a, no tier is pool b");
+      assert.deepEqual(
+        byTier.groups.map((g: any) => [g.key[0].value, g.nodeCount]),
+        [
+          ["gold", 2],
+          [null, 1],
+        ],
+      );
+      assert.deepEqual(
+        byTier.groups.map((g: any) => g.trends),
+        byPool.groups.map((g: any) => g.trends),
+        "gold is pool a, no tier is pool b",
+      );
       assert.deepEqual(trendsOf(await report({ groupBy: BY_TIER, filter: { labelSelector: "node-pool" }, ...period })), trendsOf(byTier), "a filter: node rows, the same answer");
       assert.deepEqual(
         [...new Set((await db.prisma.cellUsageSample.findMany({ where: { at: { gte: new Date(T0), lt: new Date(T0 + HOUR) } } })).map((r) => JSON.stringify([r.pool, r.labels])))].sort(),
@@ -220,7 +248,10 @@ for (const backend of BACKENDS) {
         const current = seen.at(-1)!;
         assert.deepEqual(
           mixed.groups.map((g: any) => [g.key[0].value, g.trends.samples, g.trends.cpu.peakRequests]),
-          [["gold", 4, current.a.cpuRequests], [null, 4, current.b.cpuRequests]],
+          [
+            ["gold", 4, current.a.cpuRequests],
+            [null, 4, current.b.cpuRequests],
+          ],
         );
       } finally {
         for (const table of [db.prisma.nodeUsageSample, db.prisma.cellUsageSample] as any[]) await table.deleteMany({ where: { at: { gte: new Date(later) } } });
@@ -236,7 +267,16 @@ for (const backend of BACKENDS) {
       // Cell rows: pool a's sums over the hour are 750 x16, 1750 x3, 3750 -> hourly p95 1750, max 3750: exact.
       const a = byCell.groups[0].trends;
       assert.deepEqual([a.samples, a.cpu.peakRequests, a.cpu.p95Requests], [1, 3750, 1750]);
-      assert.deepEqual([a.cpu.peakUsage, a.cpu.p95Usage], [Math.max(...seen.map((s) => s.a.cpuUsage)), nearestRank(seen.map((s) => s.a.cpuUsage), 0.95)]);
+      assert.deepEqual(
+        [a.cpu.peakUsage, a.cpu.p95Usage],
+        [
+          Math.max(...seen.map((s) => s.a.cpuUsage)),
+          nearestRank(
+            seen.map((s) => s.a.cpuUsage),
+            0.95,
+          ),
+        ],
+      );
       // Node rows: a1 is 500 x17 and 1500 x3 (p95 1500, max 1500), a2 is 250 x19 and 3250 (p95 250, max 3250):
       // the hour's p95 is 1500 + 250, its peak 1500 + 3250, above the true 3750.
       const n = byNode.groups[0].trends;
@@ -290,8 +330,32 @@ for (const backend of BACKENDS) {
       const sample = { cpuUsage: 100, memoryUsage: Gi, cpuRequests: 700, memoryRequests: Gi };
       await db.prisma.nodeState.createMany({
         data: [
-          { cluster: "sim", name: "c1", uid: "u1", conditions: { Ready: "True" }, unschedulable: false, kubeletVersion: "v1", containerRuntime: "containerd://1", labels: { "node-pool": "c" }, taints: [], firstSeenAt: new Date(T0 - HOUR), deletedAt: new Date(T0 + 100 * HOUR + 30 * MINUTE) },
-          { cluster: "sim", name: "old", uid: "u2", conditions: { Ready: "True" }, unschedulable: false, kubeletVersion: "v1", containerRuntime: "containerd://1", labels: { "node-pool": "d" }, taints: [], firstSeenAt: new Date(T0 - 3 * HOUR), deletedAt: new Date(T0 + 98 * HOUR) },
+          {
+            cluster: "sim",
+            name: "c1",
+            uid: "u1",
+            conditions: { Ready: "True" },
+            unschedulable: false,
+            kubeletVersion: "v1",
+            containerRuntime: "containerd://1",
+            labels: { "node-pool": "c" },
+            taints: [],
+            firstSeenAt: new Date(T0 - HOUR),
+            deletedAt: new Date(T0 + 100 * HOUR + 30 * MINUTE),
+          },
+          {
+            cluster: "sim",
+            name: "old",
+            uid: "u2",
+            conditions: { Ready: "True" },
+            unschedulable: false,
+            kubeletVersion: "v1",
+            containerRuntime: "containerd://1",
+            labels: { "node-pool": "d" },
+            taints: [],
+            firstSeenAt: new Date(T0 - 3 * HOUR),
+            deletedAt: new Date(T0 + 98 * HOUR),
+          },
         ],
       });
       await store.writeSampling("sim", new Date(T0 + 100 * HOUR), [{ node: "c1", cell: ["c", null, null, null], labels: {}, ...sample }]);
@@ -305,8 +369,21 @@ for (const backend of BACKENDS) {
       const summary = (r: any) => r.groups.map((g: any) => [g.key.map((k: any) => k.value), g.nodeCount, g.trends.samples, g.trends.cpu.peakRequests]);
       assert.deepEqual(summary(await report({ groupBy: BY_CELL, ...period })), expected, "pool c is shown for its samples; `old`'s are before the period");
       assert.deepEqual(summary(await report({ groupBy: BY_NODE, ...period })), expected);
-      const ready = await execute({ schema, source: `query($s: DateTime, $u: DateTime) { capacityReport(filter: { ready: true }, groupBy: [{ by: NODE_POOL }], trendsSince: $s, trendsUntil: $u) { groups { key { value } trends { samples } } } }`, variableValues: { s: period.since, u: period.until }, contextValue: { requestId: "t", logger, loaders: new Map() } });
-      assert.deepEqual(JSON.parse(JSON.stringify(ready.data)).capacityReport.groups.map((g: any) => [g.key[0].value, g.trends.samples]), [["a", 0], ["b", 0], ["c", 1]], "filtered: node rows, c1 matched as last recorded (Ready)");
+      const ready = await execute({
+        schema,
+        source: `query($s: DateTime, $u: DateTime) { capacityReport(filter: { ready: true }, groupBy: [{ by: NODE_POOL }], trendsSince: $s, trendsUntil: $u) { groups { key { value } trends { samples } } } }`,
+        variableValues: { s: period.since, u: period.until },
+        contextValue: { requestId: "t", logger, loaders: new Map() },
+      });
+      assert.deepEqual(
+        JSON.parse(JSON.stringify(ready.data)).capacityReport.groups.map((g: any) => [g.key[0].value, g.trends.samples]),
+        [
+          ["a", 0],
+          ["b", 0],
+          ["c", 1],
+        ],
+        "filtered: node rows, c1 matched as last recorded (Ready)",
+      );
     });
 
     test("retention deletes rows older than the history retention; a database that fails makes trends UNAVAILABLE, not the live figures", async () => {
@@ -336,14 +413,24 @@ describe("the service samples on its own", () => {
       { database: db, recorderTuning: { leaseDurationMs: 1_500, retryPeriodMs: 200 } },
     );
     try {
-      const all = await eventually(async () => {
-        const found = await db.prisma.nodeUsageSample.findMany({ orderBy: { at: "asc" } });
-        return new Set(found.map((r) => r.at.getTime())).size >= 3 && found;
-      }, "three samplings", 10_000);
-      assert.ok(all.every((r) => r.at.getTime() % 1000 === 0), "stamped on whole seconds");
+      const all = await eventually(
+        async () => {
+          const found = await db.prisma.nodeUsageSample.findMany({ orderBy: { at: "asc" } });
+          return new Set(found.map((r) => r.at.getTime())).size >= 3 && found;
+        },
+        "three samplings",
+        10_000,
+      );
+      assert.ok(
+        all.every((r) => r.at.getTime() % 1000 === 0),
+        "stamped on whole seconds",
+      );
       const perTime = new Map<number, string[]>();
       for (const r of all) perTime.set(r.at.getTime(), [...(perTime.get(r.at.getTime()) ?? []), r.node].sort());
-      assert.ok([...perTime.values()].every((nodes) => nodes.join() === "a1,b1"), "every node in every sampling");
+      assert.ok(
+        [...perTime.values()].every((nodes) => nodes.join() === "a1,b1"),
+        "every node in every sampling",
+      );
       const since = new Date(all[0]!.at.getTime()).toISOString();
       const { body } = await graphql(url, `query($s: DateTime) { capacityReport(trendsSince: $s) { total { trends { samples cpu { peakRequests } } } } }`, { s: since });
       assert.ok(body.data.capacityReport.total.trends.samples >= 3);

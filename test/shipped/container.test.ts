@@ -19,7 +19,9 @@ function runtimeStage(): string {
 
 /** The runtime stage's exec-form instruction `name` (ENTRYPOINT, CMD, WORKDIR as a one-word list). */
 function instruction(name: string): string[] {
-  const line = runtimeStage().split("\n").find((l) => l.startsWith(`${name} `));
+  const line = runtimeStage()
+    .split("\n")
+    .find((l) => l.startsWith(`${name} `));
   assert.ok(line, `the Dockerfile's runtime stage has ${name}`);
   const value = line.slice(name.length + 1).trim();
   return value.startsWith("[") ? JSON.parse(value) : [value];

@@ -12,7 +12,6 @@ import { eventually } from "../support/sim-cluster.js";
 /** Where the explorer's screenshot is kept (test-artifacts/ is not committed). */
 export const SCREENSHOT = join(PACKAGE_ROOT, "test-artifacts", "explorer.png");
 
-
 /**
  * Replaces the query editor's text: select all, then put the text in as a paste does (typed
  * keys would be completed and closed by the editor as a person types), and wait until shown.
@@ -77,7 +76,10 @@ describe("the API explorer in a real browser", () => {
     // The explorer's graphql-ws client may have connected already; the subscribe frame is this operation's.
     const subscribed = await eventually(() => frames.find((f) => f.sent && f.payload.includes('"type":"subscribe"') && f.payload.includes("maintenanceEvents")), "the subscribe frame", 30_000);
     assert.equal(subscribed.url, `${program.url.replace(/^http/, "ws")}/graphql`);
-    assert.ok(frames.some((f) => !f.sent && f.payload.includes('"type":"connection_ack"') && f.url === subscribed.url), "acknowledged by the service");
+    assert.ok(
+      frames.some((f) => !f.sent && f.payload.includes('"type":"connection_ack"') && f.url === subscribed.url),
+      "acknowledged by the service",
+    );
   });
 
   test("no request left 127.0.0.1", () => {

@@ -133,7 +133,10 @@ describe("the wallboard says what it knows and what it does not, in a real brows
       const westNode = west.sim.cluster.nodeNames()[0]!;
       await open(nodeOfWest, `/ui/nodes/west/${westNode}`);
       await nodeOfWest.locator('main[data-stale="true"]').waitFor({ timeout: 30_000 });
-      assert.match((await nodeOfWest.locator("[data-stale-cluster=west]").textContent())!, new RegExp(`^Cluster west is not live since ${clock} \\(.+\\): this page shows the node's last known state\\.$`));
+      assert.match(
+        (await nodeOfWest.locator("[data-stale-cluster=west]").textContent())!,
+        new RegExp(`^Cluster west is not live since ${clock} \\(.+\\): this page shows the node's last known state\\.$`),
+      );
       console.log(`# west marked stale ${markedMs} ms after its apiserver stopped`);
     } finally {
       await west.relay.resume();
@@ -153,7 +156,10 @@ describe("the wallboard says what it knows and what it does not, in a real brows
     assert.equal(first.text, summaryText(first));
     const { text: _, ...counts } = first;
     assert.deepEqual(counts, await tileCounts(page));
-    const nodes = east.sim.cluster.nodeNames().filter((n) => !n.startsWith("control-plane")).slice(0, 3);
+    const nodes = east.sim.cluster
+      .nodeNames()
+      .filter((n) => !n.startsWith("control-plane"))
+      .slice(0, 3);
     try {
       for (const node of nodes) await east.kubectl("cordon", node);
       await page.waitForFunction((n) => Number(document.querySelector("[data-summary]")!.getAttribute("data-cordoned")) === n, first.cordoned + 3, { timeout: 30_000 });
@@ -184,7 +190,10 @@ describe("the wallboard says what it knows and what it does not, in a real brows
       return tile?.textContent === "general-b-ft985";
     });
     const texts = await page.$$eval("a.tile[data-node]", (tiles) => tiles.map((t) => [t.getAttribute("data-node")!.split("/")[1], t.textContent!.replace(/^[✕?] /, "")]));
-    assert.ok(texts.every(([name, text]) => name === text), JSON.stringify(texts));
+    assert.ok(
+      texts.every(([name, text]) => name === text),
+      JSON.stringify(texts),
+    );
     // Each name is drawn whole, not cut by its tile.
     const clipped = await page.$$eval("a.tile[data-node]", (tiles) => tiles.filter((t) => t.scrollWidth > t.clientWidth).map((t) => t.textContent));
     assert.deepEqual(clipped, []);
@@ -209,10 +218,15 @@ describe("the wallboard says what it knows and what it does not, in a real brows
     // A worker of seed 1 whose pods' budgets let every eviction through.
     const node = "general-c-zmxlw";
     const pods = east.sim.cluster.podsOnNode(node) as any[];
-    const leaving = pods.filter((p) => kindOf(p) !== "DaemonSet" && !isMirror(p)).map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort();
+    const leaving = pods
+      .filter((p) => kindOf(p) !== "DaemonSet" && !isMirror(p))
+      .map((p) => `${p.metadata.namespace}/${p.metadata.name}`)
+      .sort();
     assert.ok(leaving.length >= 3, `${leaving.length} pods to evict`);
     // Grace periods of 30 k simulated seconds (the clock runs 30 times faster): the pods go a second apart.
-    pods.filter((p) => kindOf(p) !== "DaemonSet" && !isMirror(p)).forEach((p, k) => east.sim.cluster.update(R.pods, `${p.metadata.namespace}/${p.metadata.name}`, (copy: any) => void (copy.spec.terminationGracePeriodSeconds = 30 * (k + 1))));
+    pods
+      .filter((p) => kindOf(p) !== "DaemonSet" && !isMirror(p))
+      .forEach((p, k) => east.sim.cluster.update(R.pods, `${p.metadata.namespace}/${p.metadata.name}`, (copy: any) => void (copy.spec.terminationGracePeriodSeconds = 30 * (k + 1))));
     const page = await nodePage("east", node);
     try {
       await page.getByLabel("Reason").fill("kernel upgrade");
@@ -248,17 +262,28 @@ describe("the wallboard says what it knows and what it does not, in a real brows
       await page.getByRole("button", { name: "Drain", exact: true }).click();
       await dialog.getByRole("button", { name: `Drain ${node}` }).click();
       // Half-way: some pods gone, some still terminating.
-      await page.waitForFunction(() => {
-        const bar = document.querySelector("[data-phases]");
-        return bar && Number(bar.getAttribute("data-gone")) >= 1 && Number(bar.getAttribute("data-terminating")) >= 1;
-      }, undefined, { timeout: 60_000 });
+      await page.waitForFunction(
+        () => {
+          const bar = document.querySelector("[data-phases]");
+          return bar && Number(bar.getAttribute("data-gone")) >= 1 && Number(bar.getAttribute("data-terminating")) >= 1;
+        },
+        undefined,
+        { timeout: 60_000 },
+      );
       await page.screenshot({ path: join(ARTIFACTS, "drain-half-way.png"), fullPage: true });
       await page.locator('section.drain[data-status="SUCCEEDED"]').waitFor({ timeout: 120_000 });
       const seen: Record<string, number>[] = await page.evaluate(() => (window as any).phasesSeen);
       const gone = seen.map((s) => s.gone!);
-      assert.deepEqual(gone, [...gone].sort((a, b) => a - b), "gone never goes back");
+      assert.deepEqual(
+        gone,
+        [...gone].sort((a, b) => a - b),
+        "gone never goes back",
+      );
       assert.ok(new Set(gone).size >= 3, `gone counts shown: ${gone.join(", ")}`);
-      assert.ok(seen.some((s) => s.gone === 0 && s.terminating! > 0), `terminating shown before any pod was gone: ${JSON.stringify(seen)}`);
+      assert.ok(
+        seen.some((s) => s.gone === 0 && s.terminating! > 0),
+        `terminating shown before any pod was gone: ${JSON.stringify(seen)}`,
+      );
       assert.deepEqual(seen.at(-1), { gone: leaving.length, terminating: 0, evicting: 0, notstarted: 0 });
       assert.equal(await page.locator("section.drain tr[data-pod][data-phase=GONE]").count(), leaving.length);
       console.log(`# gone counts shown: ${gone.join(", ")}`);
@@ -281,7 +306,10 @@ describe("the wallboard says what it knows and what it does not, in a real brows
     assert.equal(op.dryRun, true);
     const name = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;
     const blockers = op.pods.filter((p: any) => p.unblockedBy);
-    assert.ok(blockers.some((p: any) => p.unblockedBy === "DELETE_EMPTY_DIR_DATA"), JSON.stringify(op.pods));
+    assert.ok(
+      blockers.some((p: any) => p.unblockedBy === "DELETE_EMPTY_DIR_DATA"),
+      JSON.stringify(op.pods),
+    );
     assert.equal(await plan.getAttribute("data-plan"), "blocked");
     const text = (await plan.textContent())!;
     assert.doesNotMatch(text, /FAILED|error|--[a-z]/i);
@@ -290,7 +318,13 @@ describe("the wallboard says what it knows and what it does not, in a real brows
     assert.deepEqual(items.map(([pod, by]) => [pod, by]).sort(), blockers.map((p: any) => [name(p), p.unblockedBy]).sort());
     for (const [pod, by, said] of items) if (by === "DELETE_EMPTY_DIR_DATA") assert.equal(said, `${pod}: has emptyDir data, lost when it is evicted. Tick “delete emptyDir data” to evict it anyway.`);
     assert.match((await plan.locator(".plan-advice").textContent())!, /^Tick “delete emptyDir data”( and “force \(pods without a controller\)”)?, then plan again or drain\.$/);
-    assert.deepEqual((await plan.locator('ul[data-would="evict"] li').evaluateAll((lis) => lis.map((li) => li.getAttribute("data-pod")))).sort(), op.pods.filter((p: any) => p.action).map(name).sort());
+    assert.deepEqual(
+      (await plan.locator('ul[data-would="evict"] li').evaluateAll((lis) => lis.map((li) => li.getAttribute("data-pod")))).sort(),
+      op.pods
+        .filter((p: any) => p.action)
+        .map(name)
+        .sort(),
+    );
     await page.screenshot({ path: join(ARTIFACTS, "drain-dry-run-plan.png"), fullPage: true });
 
     // The boxes it names, ticked: a plan that drains.
@@ -312,7 +346,10 @@ describe("the wallboard says what it knows and what it does not, in a real brows
       const dialog = page.locator('dialog[data-confirm="cordon"]');
       await dialog.waitFor();
       const said = (await dialog.textContent())!;
-      assert.match(said, new RegExp(`${last} is the last Ready node of pool gpu of cluster east that takes new pods: once it is cordoned, nothing new can be scheduled there\\. Reason: “driver update”\\.`));
+      assert.match(
+        said,
+        new RegExp(`${last} is the last Ready node of pool gpu of cluster east that takes new pods: once it is cordoned, nothing new can be scheduled there\\. Reason: “driver update”\\.`),
+      );
       const pods = (east.sim.cluster.podsOnNode(last) as any[]).map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort();
       assert.deepEqual((await dialog.locator("li[data-pod]").evaluateAll((lis) => lis.map((li) => li.getAttribute("data-pod")))).sort(), pods);
       await dialog.getByRole("button", { name: "Cancel" }).click();

@@ -81,7 +81,10 @@ describe("signals during start", () => {
       const { code, stdout } = await done;
       assert.equal(code, 0);
       assert.ok(Date.now() - signalledAt < 10_000, "exits within seconds");
-      const messages = stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).msg as string);
+      const messages = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l).msg as string);
       assert.ok(messages.includes("signal received"));
       assert.equal(messages.at(-1), "stopped while starting");
       assert.equal(messages.includes("node-inventory ready"), false);

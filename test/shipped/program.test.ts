@@ -79,7 +79,11 @@ describe("bin/node-inventory.js serve, as users start it (NODE_ENV left to the p
   test("SIGTERM: exits 0 after an ordered shutdown", async () => {
     const { code } = await program.terminate();
     assert.equal(code, 0);
-    const messages = program.stdout().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line).msg);
+    const messages = program
+      .stdout()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line).msg);
     const at = (message: string) => messages.lastIndexOf(message);
     assert.ok(at("signal received") >= 0 && at("signal received") < at("shutting down"), "the signal, then the shutdown");
     assert.equal(messages.at(-1), "stopped");

@@ -15,7 +15,13 @@ import { eventually } from "../support/sim-cluster.js";
  * The README and the docs it leads to. Examples that depend on one another (a drain, the
  * subscription that follows it) are in one file, in the order they are read.
  */
-const DOCUMENTS = ["README.md", ...readdirSync(join(PACKAGE_ROOT, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)];
+const DOCUMENTS = [
+  "README.md",
+  ...readdirSync(join(PACKAGE_ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
 const documents = () => DOCUMENTS.map((file) => ({ file, text: readFileSync(join(PACKAGE_ROOT, file), "utf8") }));
 
 interface Example {
@@ -32,21 +38,22 @@ interface Example {
  */
 function readmeExamples(): Example[] {
   const examples: Example[] = [];
-  for (const { file, text: readme } of documents()) for (const block of readme.matchAll(/^```(graphql|sh)\n([\s\S]*?)^```/gm)) {
-    const line = readme.slice(0, block.index).split("\n").length + 1;
-    const sources =
-      block[1] === "graphql"
-        ? [block[2]!]
-        : [...block[2]!.matchAll(/-d '(\{"query".*?\})'/g)].map((m) => JSON.parse(m[1]!).query as string).concat(
-            [...block[2]!.matchAll(/graphql\?query=([^' ]+)/g)].map((m) => decodeURIComponent(m[1]!)),
-          );
-    for (const source of sources) {
-      for (const definition of parse(source).definitions) {
-        if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-        examples.push({ file, line, kind: definition.operation, text: print(definition) });
+  for (const { file, text: readme } of documents())
+    for (const block of readme.matchAll(/^```(graphql|sh)\n([\s\S]*?)^```/gm)) {
+      const line = readme.slice(0, block.index).split("\n").length + 1;
+      const sources =
+        block[1] === "graphql"
+          ? [block[2]!]
+          : [...block[2]!.matchAll(/-d '(\{"query".*?\})'/g)]
+              .map((m) => JSON.parse(m[1]!).query as string)
+              .concat([...block[2]!.matchAll(/graphql\?query=([^' ]+)/g)].map((m) => decodeURIComponent(m[1]!)));
+      for (const source of sources) {
+        for (const definition of parse(source).definitions) {
+          if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+          examples.push({ file, line, kind: definition.operation, text: print(definition) });
+        }
       }
     }
-  }
   return examples;
 }
 
@@ -86,16 +93,17 @@ function readmeCliExamples(): CliExample[] {
   const examples: CliExample[] = [];
   const talks = /^npx node-inventory (report|nodes|cordon|uncordon|label|taint|drain)\b/;
   // Every block, whatever its language, so that a closing fence is never read as an opening one.
-  for (const { file, text: readme } of documents()) for (const block of readme.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)) {
-    const line = readme.slice(0, block.index).split("\n").length + 1;
-    const body = block[2]!.replace(/\\\n\s*/g, " ");
-    if (block[1] === "sh") {
-      for (const [i, text] of body.split("\n").entries()) if (talks.test(text)) examples.push({ file, line: line + i, argv: shellWords(text).slice(2) });
-    } else if (block[1] === "" && body.startsWith("$ ") && talks.test(body.slice(2))) {
-      const [command, ...shown] = body.trimEnd().split("\n");
-      examples.push({ file, line, argv: shellWords(command!.slice(2)).slice(2), shown });
+  for (const { file, text: readme } of documents())
+    for (const block of readme.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)) {
+      const line = readme.slice(0, block.index).split("\n").length + 1;
+      const body = block[2]!.replace(/\\\n\s*/g, " ");
+      if (block[1] === "sh") {
+        for (const [i, text] of body.split("\n").entries()) if (talks.test(text)) examples.push({ file, line: line + i, argv: shellWords(text).slice(2) });
+      } else if (block[1] === "" && body.startsWith("$ ") && talks.test(body.slice(2))) {
+        const [command, ...shown] = body.trimEnd().split("\n");
+        examples.push({ file, line, argv: shellWords(command!.slice(2)).slice(2), shown });
+      }
     }
-  }
   return examples;
 }
 
@@ -213,8 +221,7 @@ describe("README.md's GraphQL and CLI examples, against the default embedded clu
       return (await overHttp(`{ availabilityReport(from: "${from}", to: "${to}") { total { nodeCount } } }`)).data?.availabilityReport.total.nodeCount === all;
     };
     await eventually(observed, "every node observed", 60_000);
-    const at = (argv: string[]) =>
-      argv.map((word) => word.replace("http://inventory:4000", program.url).replace("postgresql://app@db:5432/inventory", (database.config as { url: string }).url));
+    const at = (argv: string[]) => argv.map((word) => word.replace("http://inventory:4000", program.url).replace("postgresql://app@db:5432/inventory", (database.config as { url: string }).url));
     for (const example of examples) {
       const { code, stdout, stderr } = await runCli(at(example.argv), { NODE_INVENTORY_URL: program.url }, 120_000);
       assert.equal(code, 0, `${example.file}:${example.line}: node-inventory ${example.argv.join(" ")}\n${stderr}`);

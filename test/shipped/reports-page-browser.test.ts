@@ -53,7 +53,19 @@ describe("the Reports page in a real browser", () => {
 
     // "old": recorded from 20 h ago to 2 h ago (18 h observed, 6 h of the day unobserved), with one 65 s outage.
     await db.prisma.nodeState.create({
-      data: { cluster: "old", name: shared, uid: "old-uid", conditions: { Ready: "True" }, unschedulable: false, kubeletVersion: "v1.31.2", containerRuntime: "containerd://1.7.24", labels: {}, taints: [], firstSeenAt: new Date(now - 30 * HOUR), deletedAt: null },
+      data: {
+        cluster: "old",
+        name: shared,
+        uid: "old-uid",
+        conditions: { Ready: "True" },
+        unschedulable: false,
+        kubeletVersion: "v1.31.2",
+        containerRuntime: "containerd://1.7.24",
+        labels: {},
+        taints: [],
+        firstSeenAt: new Date(now - 30 * HOUR),
+        deletedAt: null,
+      },
     });
     await db.prisma.recordingCoverage.create({ data: { cluster: "old", startedAt: new Date(now - 20 * HOUR), endedAt: new Date(now - 2 * HOUR) } });
     await db.prisma.conditionTransition.create({ data: { cluster: "old", node: shared, type: "Ready", from: "True", to: "False", at: new Date(now - 10 * HOUR) } });
@@ -67,10 +79,16 @@ describe("the Reports page in a real browser", () => {
 
     const day = { from: new Date(now - 24 * HOUR).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
     let seen: unknown;
-    await eventually(async () => {
-      seen = (await query(`query($from: DateTime!, $to: DateTime!) { availabilityReport(from: $from, to: $to) { nodes { cluster node outages availability unobservedSeconds } } }`, day)).availabilityReport.nodes.filter((n: { node: string }) => n.node === shared);
-      return (seen as { cluster: string; outages: number }[]).filter((n) => n.outages > 0).length === 2;
-    }, "both outages recorded", 15_000).catch((e) => assert.fail(`${e}: ${JSON.stringify(seen)}`));
+    await eventually(
+      async () => {
+        seen = (
+          await query(`query($from: DateTime!, $to: DateTime!) { availabilityReport(from: $from, to: $to) { nodes { cluster node outages availability unobservedSeconds } } }`, day)
+        ).availabilityReport.nodes.filter((n: { node: string }) => n.node === shared);
+        return (seen as { cluster: string; outages: number }[]).filter((n) => n.outages > 0).length === 2;
+      },
+      "both outages recorded",
+      15_000,
+    ).catch((e) => assert.fail(`${e}: ${JSON.stringify(seen)}`));
 
     // Six hours of samplings every 10 minutes: requests in the first pool grow from 40% to 70% of
     // its allocatable CPU (full 6 h from now) and memory (full later); the other pools stay flat.
@@ -90,7 +108,15 @@ describe("the Reports page in a real browser", () => {
         const grows = pool === pools[0];
         const cpuShare = grows ? 0.4 + 0.05 * hours : 0.3;
         const memoryShare = grows ? 0.4 + 0.02 * hours : 0.3;
-        return { node: n.name, cell: [cell[0]!, cell[1]!, cell[2]!, cell[3]!] as const, labels: {}, cpuUsage: null, memoryUsage: null, cpuRequests: Math.round((pool.cpu * cpuShare) / members), memoryRequests: Math.round((pool.memory * memoryShare) / members) };
+        return {
+          node: n.name,
+          cell: [cell[0]!, cell[1]!, cell[2]!, cell[3]!] as const,
+          labels: {},
+          cpuUsage: null,
+          memoryUsage: null,
+          cpuRequests: Math.round((pool.cpu * cpuShare) / members),
+          memoryRequests: Math.round((pool.memory * memoryShare) / members),
+        };
       });
       await store.writeSampling("sim", new Date(t), samples);
     }
@@ -130,10 +156,12 @@ describe("the Reports page in a real browser", () => {
     await trends.getByLabel("Of").selectOption("p95Requests");
     const growing = trends.locator(`li[data-forecast-group="${pools[0]!.name}"]`).first();
     await growing.waitFor({ timeout: 30_000 });
-    const api = (await query(
-      `query($since: DateTime!, $until: DateTime!) { capacityReport(groupBy: [{ by: NODE_POOL }], trendsSince: $since, trendsUntil: $until) { groups { key { value } forecast { cpuRequestsFullAt } } } }`,
-      { since: new Date(now - 6 * HOUR).toISOString(), until: new Date(now).toISOString() },
-    )).capacityReport.groups;
+    const api = (
+      await query(
+        `query($since: DateTime!, $until: DateTime!) { capacityReport(groupBy: [{ by: NODE_POOL }], trendsSince: $since, trendsUntil: $until) { groups { key { value } forecast { cpuRequestsFullAt } } } }`,
+        { since: new Date(now - 6 * HOUR).toISOString(), until: new Date(now).toISOString() },
+      )
+    ).capacityReport.groups;
     const fullAt = Date.parse(api.find((g: { key: { value: string }[] }) => g.key[0]!.value === pools[0]!.name).forecast.cpuRequestsFullAt);
     // 40% + 5% an hour reaches 100% twelve hours after the first sampling, six from now (the hourly p95 is each hour's last sample).
     assert.ok(Math.abs(fullAt - (now + 6 * HOUR)) < HOUR, new Date(fullAt).toISOString());

@@ -40,7 +40,9 @@ describe("the web UI in a real browser, on the real program watching the simulat
 
   const api = programApi(() => program, OPERATOR);
   const apiNodes = async (filter?: unknown): Promise<ApiNode[]> =>
-    (await api(`query($filter: NodeFilter) { nodes(first: 5000, filter: $filter) { edges { node { id ready unschedulable activeDrain { id } } } } }`, { filter })).nodes.edges.map((e: { node: ApiNode }) => e.node);
+    (await api(`query($filter: NodeFilter) { nodes(first: 5000, filter: $filter) { edges { node { id ready unschedulable activeDrain { id } } } } }`, { filter })).nodes.edges.map(
+      (e: { node: ApiNode }) => e.node,
+    );
   const expectedHooks = (nodes: ApiNode[]) =>
     nodes.map((n) => [n.id, n.ready === "TRUE" ? "true" : n.ready === "FALSE" ? "false" : "unknown", String(n.unschedulable), String(n.activeDrain !== null)]).sort();
 
@@ -90,13 +92,28 @@ describe("the web UI in a real browser, on the real program watching the simulat
     assert.deepEqual(await tileHooks(page), expectedHooks(nodes));
     // Grouped cluster → pool → zone: one cluster header counting all, pools summing to it.
     const headers = await page.$$eval(".group-header", (hs) => hs.map((h) => [h.tagName, h.getAttribute("data-group"), Number(h.getAttribute("data-count"))] as const));
-    assert.deepEqual(headers.filter(([tag]) => tag === "H2"), [["H2", "sim", 12]]);
+    assert.deepEqual(
+      headers.filter(([tag]) => tag === "H2"),
+      [["H2", "sim", 12]],
+    );
     const pools = headers.filter(([tag]) => tag === "H3");
-    assert.equal(pools.reduce((sum, [, , n]) => sum + n, 0), 12);
-    assert.ok(pools.some(([, group]) => group === "sim/general"), JSON.stringify(pools));
+    assert.equal(
+      pools.reduce((sum, [, , n]) => sum + n, 0),
+      12,
+    );
+    assert.ok(
+      pools.some(([, group]) => group === "sim/general"),
+      JSON.stringify(pools),
+    );
     const zones = headers.filter(([tag]) => tag === "H4");
-    assert.ok(zones.every(([, group]) => /^sim\/[\w-]+\/eu-west-1[abc]$/.test(group!)), JSON.stringify(zones));
-    assert.equal(zones.reduce((sum, [, , n]) => sum + n, 0), 12);
+    assert.ok(
+      zones.every(([, group]) => /^sim\/[\w-]+\/eu-west-1[abc]$/.test(group!)),
+      JSON.stringify(zones),
+    );
+    assert.equal(
+      zones.reduce((sum, [, , n]) => sum + n, 0),
+      12,
+    );
     await page.screenshot({ path: join(ARTIFACTS, "ui-fleet.png"), fullPage: true });
   });
 
@@ -156,7 +173,15 @@ describe("the web UI in a real browser, on the real program watching the simulat
     assert.match((await page.locator('h2.group-header[data-group="sim"]').textContent())!, /12 nodes · 11 Ready · 1 NotReady · 1 cordoned/);
 
     // Back as it was (its pods count for PodDisruptionBudgets again), and the tile follows.
-    await sim.kubectl("patch", "node", node, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { conditions: current.map((c) => (c.type === "Ready" ? { ...c, lastTransitionTime: now() } : c)) } }));
+    await sim.kubectl(
+      "patch",
+      "node",
+      node,
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: { conditions: current.map((c) => (c.type === "Ready" ? { ...c, lastTransitionTime: now() } : c)) } }),
+    );
     await sim.kubectl("uncordon", node);
     await page.locator(`${tile}[data-cordoned="false"][data-ready="true"]`).waitFor({ timeout: 30_000 });
   });
@@ -175,7 +200,10 @@ describe("the web UI in a real browser, on the real program watching the simulat
     assert.equal(await focused(), order[0]);
     assert.equal(await page.locator('a.tile[tabindex="0"]').getAttribute("data-node"), order[0]);
     const labels = await page.$$eval("a.tile[data-node]", (tiles) => tiles.map((t) => t.getAttribute("aria-label")));
-    assert.ok(labels.every((label) => /^[\w-]+ \(sim\): (Ready|NotReady|Unknown)(, cordoned)?(, draining)?$/.test(label!)), JSON.stringify(labels));
+    assert.ok(
+      labels.every((label) => /^[\w-]+ \(sim\): (Ready|NotReady|Unknown)(, cordoned)?(, draining)?$/.test(label!)),
+      JSON.stringify(labels),
+    );
   });
 
   test("an operator opens a node from its tile with the keyboard, drains it with options and a reason, and sees every pod go", async () => {
@@ -192,7 +220,10 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.getByLabel("ignore DaemonSet pods").check();
     await page.getByLabel("delete emptyDir data").check();
     await page.getByRole("button", { name: "Drain", exact: true }).click();
-    await page.locator('dialog[data-confirm="drain"]').getByRole("button", { name: `Drain ${node}` }).click();
+    await page
+      .locator('dialog[data-confirm="drain"]')
+      .getByRole("button", { name: `Drain ${node}` })
+      .click();
     const drain = page.locator("section.drain");
     await drain.waitFor();
     await page.locator('section.drain[data-status="SUCCEEDED"]').waitFor({ timeout: 120_000 });
@@ -204,7 +235,10 @@ describe("the web UI in a real browser, on the real program watching the simulat
     // The page shows each pod as the service has it at the end.
     const rows = await page.$$eval("section.drain tr[data-pod]", (trs) => trs.map((tr) => [tr.getAttribute("data-pod"), tr.getAttribute("data-status")]).sort());
     assert.deepEqual(rows, done.pods.map((p: { namespace: string; name: string; status: string }) => [`${p.namespace}/${p.name}`, p.status]).sort());
-    assert.ok(rows.some(([, status]) => status === "EVICTED"), JSON.stringify(rows));
+    assert.ok(
+      rows.some(([, status]) => status === "EVICTED"),
+      JSON.stringify(rows),
+    );
     await drain.locator('[data-phases][data-notstarted="0"][data-evicting="0"][data-terminating="0"]').waitFor();
     assert.match((await drain.locator(".phase-words").textContent())!, /^100% gone of \d+ pods to remove: \d+ gone, 0 terminating/);
     // The history shows the drain, and the node is cordoned.
@@ -212,7 +246,10 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.locator('main[data-cordoned="true"]').waitFor();
     // Node changes and Kubernetes events are in the timeline too, as many as the API holds.
     const facts = (await api(`query($name: String!) { node(cluster: "sim", name: $name) { changes(first: 200) { kind } events(first: 100) { reason } } }`, { name: node })).node;
-    assert.ok(facts.changes.some((c: { kind: string }) => c.kind === "SCHEDULABILITY"), JSON.stringify(facts.changes));
+    assert.ok(
+      facts.changes.some((c: { kind: string }) => c.kind === "SCHEDULABILITY"),
+      JSON.stringify(facts.changes),
+    );
     await page.waitForFunction((n) => document.querySelectorAll(".timeline .entry.change").length >= n, facts.changes.length, { timeout: 30_000 });
     await page.waitForFunction((n) => document.querySelectorAll(".timeline .entry.event").length >= n, facts.events.length, { timeout: 30_000 });
     await page.locator(".timeline .entry.change").filter({ hasText: "schedulability" }).first().waitFor();
@@ -230,7 +267,10 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.getByLabel("delete emptyDir data").check();
     await page.getByLabel("force (pods without a controller)").check();
     await page.getByRole("button", { name: "Drain", exact: true }).click();
-    await page.locator('dialog[data-confirm="drain"]').getByRole("button", { name: `Drain ${node}` }).click();
+    await page
+      .locator('dialog[data-confirm="drain"]')
+      .getByRole("button", { name: `Drain ${node}` })
+      .click();
     const row = page.locator(`section.drain tr[data-pod="payments/${ledger.metadata.name}"][data-status="BLOCKED"]`);
     await row.waitFor({ timeout: 60_000 });
     assert.equal(await row.locator("td").last().textContent(), "PodDisruptionBudget ledger");
@@ -266,7 +306,10 @@ describe("the web UI in a real browser, on the real program watching the simulat
     assert.match((await page.locator('[data-report=capacity] article[data-group="general"]').textContent())!, new RegExp(`fit${general.fit.pods} pods`));
     await page.locator("[data-report=trends] svg.chart").nth(1).waitFor({ timeout: 30_000 });
     const lines = await page.$$eval("[data-report=trends] svg.chart path", (paths) => paths.map((p) => p.getAttribute("d") ?? ""));
-    assert.ok(lines.some((d) => d.startsWith("M")), `no line drawn: ${JSON.stringify(lines)}`);
+    assert.ok(
+      lines.some((d) => d.startsWith("M")),
+      `no line drawn: ${JSON.stringify(lines)}`,
+    );
     // memory-b-n44gm was NotReady for a moment in the kubectl test: one outage, in its strip.
     const strips = page.locator("[data-report=availability] svg.outages");
     await strips.waitFor({ timeout: 30_000 });

@@ -19,7 +19,10 @@ describe("simulated cluster behaviour", () => {
     const lease = sim.cluster.get(R.leases, sim.cluster.nodeNames()[0]!, "kube-node-lease")!;
     sim.cluster.advance(60 * 60_000);
     off();
-    assert.deepEqual(events.filter((e) => e.resource === R.nodes), []);
+    assert.deepEqual(
+      events.filter((e) => e.resource === R.nodes),
+      [],
+    );
     const renewed = sim.cluster.get(R.leases, sim.cluster.nodeNames()[0]!, "kube-node-lease")!;
     assert.ok(Date.parse((renewed.spec as any).renewTime) - Date.parse((lease.spec as any).renewTime) >= 59 * 60_000);
   });
@@ -33,7 +36,10 @@ describe("simulated cluster behaviour", () => {
     sim.cluster.advance(15_000);
     assert.equal(ready().status, "Unknown");
     assert.equal(ready().reason, "NodeStatusUnknown");
-    assert.deepEqual(((sim.cluster.get(R.nodes, node)!.spec as any).taints ?? []).map((t: any) => `${t.key}:${t.effect}`), ["node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"]);
+    assert.deepEqual(
+      ((sim.cluster.get(R.nodes, node)!.spec as any).taints ?? []).map((t: any) => `${t.key}:${t.effect}`),
+      ["node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"],
+    );
     sim.cluster.startKubelet(node);
     assert.equal(ready().status, "True");
     assert.equal((sim.cluster.get(R.nodes, node)!.spec as any).taints, undefined);
@@ -75,7 +81,10 @@ describe("simulated cluster behaviour", () => {
       churny.cluster.advance(20 * 60_000);
       assert.ok(kinds.has("MODIFIED"));
       assert.ok(kinds.has("ADDED") || kinds.has("DELETED"), [...kinds].join(","));
-      assert.ok([...kinds].some((k) => k === "event:NodeNotReady" || k === "event:NodeReady"), [...kinds].join(","));
+      assert.ok(
+        [...kinds].some((k) => k === "event:NodeNotReady" || k === "event:NodeReady"),
+        [...kinds].join(","),
+      );
     } finally {
       await churny.stop();
     }
@@ -87,10 +96,16 @@ describe("simulated cluster behaviour", () => {
     const b = await (await fetch(`${sim.url}/apis/metrics.k8s.io/v1beta1/nodes`)).json();
     assert.equal(a.kind, "NodeMetricsList");
     const cpu = (m: any) => Number(m.usage.cpu.slice(0, -1));
-    const moved = a.items.filter((m: any) => { const o = b.items.find((x: any) => x.metadata.name === m.metadata.name); return o && cpu(o) !== cpu(m); });
+    const moved = a.items.filter((m: any) => {
+      const o = b.items.find((x: any) => x.metadata.name === m.metadata.name);
+      return o && cpu(o) !== cpu(m);
+    });
     assert.ok(moved.length > a.items.length / 2, "usage changes over ten minutes");
     // The busiest node by requests uses more CPU than the emptiest.
-    const byReq = sim.cluster.nodeNames().filter((n) => b.items.some((m: any) => m.metadata.name === n)).sort((x, y) => sim.cluster.allocated(x).cpu - sim.cluster.allocated(y).cpu);
+    const byReq = sim.cluster
+      .nodeNames()
+      .filter((n) => b.items.some((m: any) => m.metadata.name === n))
+      .sort((x, y) => sim.cluster.allocated(x).cpu - sim.cluster.allocated(y).cpu);
     const usage = (n: string) => cpu(b.items.find((m: any) => m.metadata.name === n));
     assert.ok(usage(byReq[byReq.length - 1]!) > usage(byReq[0]!));
   });

@@ -136,7 +136,10 @@ describe("client-node against the simulator", () => {
       sim.dropConnections();
       await watch.closed;
       await idleClosed;
-      assert.deepEqual(watch.events.map((e) => `${e.type} ${e.object.metadata.name}`), names.map((n) => `ADDED ${n}`));
+      assert.deepEqual(
+        watch.events.map((e) => `${e.type} ${e.object.metadata.name}`),
+        names.map((n) => `ADDED ${n}`),
+      );
       const after = await getVia(agent, `${sim.url}/version`);
       assert.equal(after.status, 200);
       assert.equal(after.reused, false, "the next request needs a new connection");
@@ -186,7 +189,10 @@ describe("client-node against the simulator", () => {
     await leases.replaceNamespacedLease({ name, namespace: "kube-node-lease", body: renewed });
     await assert.rejects(leases.replaceNamespacedLease({ name, namespace: "kube-node-lease", body: renewed }), (err) => {
       assert.equal((err as { code: number }).code, 409);
-      assert.equal(statusOf(err).message, `Operation cannot be fulfilled on leases.coordination.k8s.io "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+      assert.equal(
+        statusOf(err).message,
+        `Operation cannot be fulfilled on leases.coordination.k8s.io "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
       return true;
     });
   });
@@ -207,7 +213,11 @@ describe("client-node against the simulator", () => {
 
     const pod = ledger[0]!;
     await assert.rejects(
-      core.createNamespacedPodEviction({ name: pod.metadata.name, namespace: "payments", body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod.metadata.name, namespace: "payments" } } }),
+      core.createNamespacedPodEviction({
+        name: pod.metadata.name,
+        namespace: "payments",
+        body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod.metadata.name, namespace: "payments" } },
+      }),
       (err) => {
         const s = statusOf(err);
         assert.equal((err as { code: number }).code, 429);
@@ -244,14 +254,23 @@ describe("client-node against the simulator", () => {
   test("field and label selectors filter lists as the apiserver does", async () => {
     const node = sim.cluster.nodeNames().find((n) => n.startsWith("general"))!;
     const onNode = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
-    assert.deepEqual(onNode.items.map((p) => p.metadata!.name).sort(), sim.cluster.podsOnNode(node).map((p) => p.metadata.name).sort());
+    assert.deepEqual(
+      onNode.items.map((p) => p.metadata!.name).sort(),
+      sim.cluster
+        .podsOnNode(node)
+        .map((p) => p.metadata.name)
+        .sort(),
+    );
     assert.ok(onNode.items.length > 3);
     const ledger = await core.listNamespacedPod({ namespace: "payments", labelSelector: "app=ledger" });
     assert.equal(ledger.items.length, 2);
     const notRunning = await core.listPodForAllNamespaces({ fieldSelector: "status.phase!=Running" });
     assert.ok(notRunning.items.every((p: V1Pod) => p.status!.phase !== "Running"));
     const byName = await core.listNode({ fieldSelector: `metadata.name=${node}` });
-    assert.deepEqual(byName.items.map((n) => n.metadata!.name), [node]);
+    assert.deepEqual(
+      byName.items.map((n) => n.metadata!.name),
+      [node],
+    );
     const ds = await core.listPodForAllNamespaces({ labelSelector: "app.kubernetes.io/name in (kube-proxy,cilium)" });
     assert.equal(ds.items.length, 2 * sim.cluster.nodeNames().length);
     await assert.rejects(core.listPodForAllNamespaces({ fieldSelector: "spec.bogus=1" }), (err) => {
@@ -264,7 +283,16 @@ describe("client-node against the simulator", () => {
   test("unknown objects answer 404 Status shaped as the apiserver's", async () => {
     await assert.rejects(core.readNode({ name: "nope" }), (err) => {
       assert.equal((err as { code: number }).code, 404);
-      assert.deepEqual(statusOf(err), { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: 'nodes "nope" not found', reason: "NotFound", details: { name: "nope", kind: "nodes" }, code: 404 });
+      assert.deepEqual(statusOf(err), {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Failure",
+        message: 'nodes "nope" not found',
+        reason: "NotFound",
+        details: { name: "nope", kind: "nodes" },
+        code: 404,
+      });
       return true;
     });
   });

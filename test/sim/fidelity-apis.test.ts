@@ -49,11 +49,17 @@ describe("events.k8s.io, OpenAPI v2, logs, port-forward and Pod Security admissi
     assert.equal(created.body.apiVersion, "events.k8s.io/v1");
     assert.deepEqual(created.body.regarding, { kind: "Node", name: node, apiVersion: "v1" });
     const core = await (await fetch(`${sim.url}/api/v1/namespaces/default/events/drain.1`)).json();
-    assert.deepEqual([core.apiVersion, core.involvedObject.name, core.message, core.reportingComponent, core.reportingInstance, core.action], ["v1", node, "drained by node-inventory", "node-inventory", "node-inventory-0", "Drain"]);
+    assert.deepEqual(
+      [core.apiVersion, core.involvedObject.name, core.message, core.reportingComponent, core.reportingInstance, core.action],
+      ["v1", node, "drained by node-inventory", "node-inventory", "node-inventory-0", "Drain"],
+    );
     const list = await (await fetch(`${sim.url}/apis/events.k8s.io/v1/events?fieldSelector=regarding.name=${node}`)).json();
     assert.equal(list.kind, "EventList");
     assert.equal(list.apiVersion, "events.k8s.io/v1");
-    assert.deepEqual(list.items.map((e: any) => [e.metadata.name, e.note, e.reportingController]), [["drain.1", "drained by node-inventory", "node-inventory"]]);
+    assert.deepEqual(
+      list.items.map((e: any) => [e.metadata.name, e.note, e.reportingController]),
+      [["drain.1", "drained by node-inventory", "node-inventory"]],
+    );
     const r = await kubectl("get", "events.v1.events.k8s.io", "-n", "default", "-o", "jsonpath={.items[*].note}");
     assert.equal(r.stdout, "drained by node-inventory", r.stderr);
   });
@@ -85,7 +91,18 @@ describe("events.k8s.io, OpenAPI v2, logs, port-forward and Pod Security admissi
     const started = await kubectl("logs", "-n", "shop", pod.metadata.name, "--timestamps", "--limit-bytes=200");
     assert.match(started.stdout.split("\n")[0]!, new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.000000000Z (starting \\S+ on ${(pod.spec as any).nodeName}|${container} serving)`));
     const node = sim.cluster.nodeNames()[0]!;
-    const two = await post("/api/v1/namespaces/default/pods", { apiVersion: "v1", kind: "Pod", metadata: { name: "two" }, spec: { nodeName: node, containers: [{ name: "app", image: "app:1" }, { name: "sidecar", image: "proxy:1" }] } });
+    const two = await post("/api/v1/namespaces/default/pods", {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "two" },
+      spec: {
+        nodeName: node,
+        containers: [
+          { name: "app", image: "app:1" },
+          { name: "sidecar", image: "proxy:1" },
+        ],
+      },
+    });
     assert.equal(two.status, 201);
     const unnamed = await (await fetch(`${sim.url}/api/v1/namespaces/default/pods/two/log`)).json();
     assert.deepEqual([unnamed.code, unnamed.reason, unnamed.message], [400, "BadRequest", "a container name must be specified for pod two, choose one of: [app sidecar]"]);
@@ -104,16 +121,25 @@ describe("events.k8s.io, OpenAPI v2, logs, port-forward and Pod Security admissi
     );
     await kubectl("label", "namespace", "psa", "pod-security.kubernetes.io/enforce=baseline", "pod-security.kubernetes.io/warn=restricted", "--overwrite");
     const baseline = await kubectl("run", "priv", "-n", "psa", "--image=nginx", "--privileged", "--dry-run=server");
-    assert.equal(baseline.stderr.trim(), 'Error from server (Forbidden): pods "priv" is forbidden: violates PodSecurity "baseline:latest": privileged (container "priv" must not set securityContext.privileged=true)');
+    assert.equal(
+      baseline.stderr.trim(),
+      'Error from server (Forbidden): pods "priv" is forbidden: violates PodSecurity "baseline:latest": privileged (container "priv" must not set securityContext.privileged=true)',
+    );
     const warned = await kubectl("create", "deployment", "web", "-n", "psa", "--image=nginx");
     assert.equal(warned.code, 0);
     assert.equal(warned.stdout.trim(), "deployment.apps/web created");
-    assert.match(warned.stderr, /^Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false \(container "nginx" must set securityContext\.allowPrivilegeEscalation=false\), /);
+    assert.match(
+      warned.stderr,
+      /^Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false \(container "nginx" must set securityContext\.allowPrivilegeEscalation=false\), /,
+    );
     const compliant = await post("/api/v1/namespaces/psa/pods", {
       apiVersion: "v1",
       kind: "Pod",
       metadata: { name: "compliant" },
-      spec: { securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } }, containers: [{ name: "app", image: "app:1", securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }] },
+      spec: {
+        securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+        containers: [{ name: "app", image: "app:1", securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
+      },
     });
     assert.equal(compliant.status, 201);
   });

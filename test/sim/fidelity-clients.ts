@@ -42,7 +42,13 @@ export interface FidelityClient {
   createNamespace(name: string): Promise<Outcome<unknown>>;
   createConfigMap(namespace: string, name: string, data: Record<string, string>): Promise<Outcome<unknown>>;
   /** A patch of a ConfigMap; an apply sends `body` as the whole configuration. */
-  patchConfigMap(namespace: string, name: string, type: PatchType, body: unknown, apply?: { manager: string; force?: boolean }): Promise<Outcome<{ data: Record<string, string>; labels: Record<string, string> }>>;
+  patchConfigMap(
+    namespace: string,
+    name: string,
+    type: PatchType,
+    body: unknown,
+    apply?: { manager: string; force?: boolean },
+  ): Promise<Outcome<{ data: Record<string, string>; labels: Record<string, string> }>>;
   evict(namespace: string, pod: string): Promise<Outcome<unknown>>;
   canI(verb: string, resource: string, namespace: string): Promise<Outcome<boolean>>;
   token(namespace: string, serviceAccount: string, seconds: number): Promise<Outcome<string>>;
@@ -68,7 +74,11 @@ function kubectlClient(kubeconfig: string): FidelityClient {
   const query = (q: Record<string, string | undefined>) => new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined)).toString();
   return {
     name: "kubectl",
-    listPods: (ns, s) => json(["get", "pods", "-n", ns, ...(s.labelSelector ? ["-l", s.labelSelector] : []), ...(s.fieldSelector ? ["--field-selector", s.fieldSelector] : []), "-o", "json"], (l) => ({ names: l.items.map((i: any) => i.metadata.name), resourceVersion: l.metadata.resourceVersion })),
+    listPods: (ns, s) =>
+      json(["get", "pods", "-n", ns, ...(s.labelSelector ? ["-l", s.labelSelector] : []), ...(s.fieldSelector ? ["--field-selector", s.fieldSelector] : []), "-o", "json"], (l) => ({
+        names: l.items.map((i: any) => i.metadata.name),
+        resourceVersion: l.metadata.resourceVersion,
+      })),
     async pagedPods(ns, limit) {
       const r = await runKubectl(kubeconfig, ["get", "pods", "-n", ns, `--chunk-size=${limit}`, "-o", "json", "-v=6"]);
       if (r.code !== 0) return { refused: { text: r.stderr.trim() } };
@@ -77,23 +87,36 @@ function kubectlClient(kubeconfig: string): FidelityClient {
     },
     async watchConfigMaps(ns, rv, timeoutSeconds) {
       // kubectl get -w cannot start at a resourceVersion; --raw streams the watch as the server sends it.
-      const r = await run(["get", "--raw", `/api/v1/namespaces/${ns}/configmaps?${query({ watch: "true", resourceVersion: rv, allowWatchBookmarks: "true", timeoutSeconds: String(timeoutSeconds) })}`]);
+      const r = await run([
+        "get",
+        "--raw",
+        `/api/v1/namespaces/${ns}/configmaps?${query({ watch: "true", resourceVersion: rv, allowWatchBookmarks: "true", timeoutSeconds: String(timeoutSeconds) })}`,
+      ]);
       if (r.refused) return r;
-      return { ok: r.ok.split("\n").filter(Boolean).map((l) => JSON.parse(l)).map((e) => ({ type: e.type, name: e.object.metadata.name ?? "" })) };
+      return {
+        ok: r.ok
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+          .map((e) => ({ type: e.type, name: e.object.metadata.name ?? "" })),
+      };
     },
     listPodsWith: (ns, q) => run(["get", "--raw", `/api/v1/namespaces/${ns}/pods?${query(q)}`]),
     createNamespace: (name) => run(["create", "namespace", name]),
     createConfigMap: (ns, name, data) => run(["create", "configmap", name, "-n", ns, ...Object.entries(data).map(([k, v]) => `--from-literal=${k}=${v}`)]),
     patchConfigMap(ns, name, type, body, apply) {
       const pick = (cm: any) => ({ data: cm.data ?? {}, labels: cm.metadata.labels ?? {} });
-      if (type === "apply") return json(["apply", "--server-side", `--field-manager=${apply!.manager}`, ...(apply!.force ? ["--force-conflicts"] : []), "-n", ns, "-f", "-", "-o", "json"], pick, JSON.stringify(body));
+      if (type === "apply")
+        return json(["apply", "--server-side", `--field-manager=${apply!.manager}`, ...(apply!.force ? ["--force-conflicts"] : []), "-n", ns, "-f", "-", "-o", "json"], pick, JSON.stringify(body));
       return json(["patch", "configmap", name, "-n", ns, `--type=${type}`, "-p", JSON.stringify(body), "-o", "json"], pick);
     },
     async evict(ns, pod) {
       // kubectl evicts by draining (create --raw sends no Content-Type, which the simulator's guards refuse).
       const got = await json(["get", "pod", pod, "-n", ns, "-o", "json"], (p) => p);
       if (got.refused) return got;
-      const selector = Object.entries((got.ok.metadata.labels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(",");
+      const selector = Object.entries((got.ok.metadata.labels ?? {}) as Record<string, string>)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(",");
       const r = await runKubectl(kubeconfig, ["drain", got.ok.spec.nodeName, `--pod-selector=${selector}`, "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=3s"]);
       await runKubectl(kubeconfig, ["uncordon", got.ok.spec.nodeName]);
       const refusal = r.stderr.split("\n").find((l) => l.startsWith(`error when evicting pods/${JSON.stringify(pod)}`));
@@ -114,7 +137,14 @@ function kubectlClient(kubeconfig: string): FidelityClient {
     },
     async nodeMetricNames() {
       const r = await run(["top", "node", "--no-headers"]);
-      return r.refused ? r : { ok: r.ok.trim().split("\n").map((l) => l.split(/\s+/)[0]!) };
+      return r.refused
+        ? r
+        : {
+            ok: r.ok
+              .trim()
+              .split("\n")
+              .map((l) => l.split(/\s+/)[0]!),
+          };
     },
   };
 }
@@ -148,7 +178,15 @@ function pythonClient(kubeconfig: string): FidelityClient {
   const pickCm = (cm: any) => ({ data: cm.data ?? {}, labels: cm.metadata.labels ?? {} });
   return {
     name: "python",
-    listPods: (ns, s) => one({ call: "CoreV1Api.list_namespaced_pod", args: [ns], kwargs: { ...(s.labelSelector ? { label_selector: s.labelSelector } : {}), ...(s.fieldSelector ? { field_selector: s.fieldSelector } : {}) } }, (l) => ({ names: l.items.map((i: any) => i.metadata.name), resourceVersion: l.metadata.resourceVersion })),
+    listPods: (ns, s) =>
+      one(
+        {
+          call: "CoreV1Api.list_namespaced_pod",
+          args: [ns],
+          kwargs: { ...(s.labelSelector ? { label_selector: s.labelSelector } : {}), ...(s.fieldSelector ? { field_selector: s.fieldSelector } : {}) },
+        },
+        (l) => ({ names: l.items.map((i: any) => i.metadata.name), resourceVersion: l.metadata.resourceVersion }),
+      ),
     async pagedPods(ns, limit) {
       const names: string[] = [];
       let token: string | undefined;
@@ -162,8 +200,23 @@ function pythonClient(kubeconfig: string): FidelityClient {
       } while (token);
       return { ok: { names, pages } };
     },
-    watchConfigMaps: (ns, rv, timeoutSeconds) => one({ watch: "CoreV1Api.list_namespaced_config_map", args: [ns], kwargs: { resource_version: rv, allow_watch_bookmarks: true, timeout_seconds: timeoutSeconds }, max: 1000 }, (events: any[]) => events.map((e) => ({ type: e.type, name: e.name ?? "" }))),
-    listPodsWith: (ns, q) => one({ call: "CoreV1Api.list_namespaced_pod", args: [ns], kwargs: { ...(q.limit !== undefined ? { limit: q.limit } : {}), ...(q.resourceVersion !== undefined ? { resource_version: q.resourceVersion } : {}), ...(q.resourceVersionMatch !== undefined ? { resource_version_match: q.resourceVersionMatch } : {}) } }, same),
+    watchConfigMaps: (ns, rv, timeoutSeconds) =>
+      one({ watch: "CoreV1Api.list_namespaced_config_map", args: [ns], kwargs: { resource_version: rv, allow_watch_bookmarks: true, timeout_seconds: timeoutSeconds }, max: 1000 }, (events: any[]) =>
+        events.map((e) => ({ type: e.type, name: e.name ?? "" })),
+      ),
+    listPodsWith: (ns, q) =>
+      one(
+        {
+          call: "CoreV1Api.list_namespaced_pod",
+          args: [ns],
+          kwargs: {
+            ...(q.limit !== undefined ? { limit: q.limit } : {}),
+            ...(q.resourceVersion !== undefined ? { resource_version: q.resourceVersion } : {}),
+            ...(q.resourceVersionMatch !== undefined ? { resource_version_match: q.resourceVersionMatch } : {}),
+          },
+        },
+        same,
+      ),
     createNamespace: (name) => one({ call: "CoreV1Api.create_namespace", args: [{ metadata: { name } }] }, same),
     createConfigMap: (ns, name, data) => one({ call: "CoreV1Api.create_namespaced_config_map", args: [ns, { metadata: { name }, data }] }, same),
     patchConfigMap(ns, name, type, body, apply) {
@@ -171,10 +224,19 @@ function pythonClient(kubeconfig: string): FidelityClient {
       if (type === "json" || type === "strategic") return one({ call: "CoreV1Api.patch_namespaced_config_map", args: [name, ns, body] }, pickCm);
       if (type === "merge") return one({ dynamic: "patch", apiVersion: "v1", kind: "ConfigMap", kwargs: { name, namespace: ns, body, content_type: "application/merge-patch+json" } }, pickCm);
       // This client sends an apply body only as text (an object has no encoding for application/apply-patch+yaml).
-      return one({ dynamic: "server_side_apply", apiVersion: "v1", kind: "ConfigMap", kwargs: { name, namespace: ns, body: JSON.stringify(body), field_manager: apply!.manager, ...(apply!.force ? { force_conflicts: true } : {}) } }, pickCm);
+      return one(
+        {
+          dynamic: "server_side_apply",
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          kwargs: { name, namespace: ns, body: JSON.stringify(body), field_manager: apply!.manager, ...(apply!.force ? { force_conflicts: true } : {}) },
+        },
+        pickCm,
+      );
     },
     evict: (ns, pod) => one({ call: "CoreV1Api.create_namespaced_pod_eviction", args: [pod, ns, { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod, namespace: ns } }] }, same),
-    canI: (verb, resource, ns) => one({ call: "AuthorizationV1Api.create_self_subject_access_review", args: [{ spec: { resourceAttributes: { verb, resource, namespace: ns } } }] }, (r) => r.status.allowed === true),
+    canI: (verb, resource, ns) =>
+      one({ call: "AuthorizationV1Api.create_self_subject_access_review", args: [{ spec: { resourceAttributes: { verb, resource, namespace: ns } } }] }, (r) => r.status.allowed === true),
     token: (ns, sa, seconds) => one({ call: "CoreV1Api.create_namespaced_service_account_token", args: [sa, ns, { spec: { expirationSeconds: seconds } }] }, (r) => r.status.token),
     nodeMetricNames: () => one({ call: "CustomObjectsApi.list_cluster_custom_object", args: ["metrics.k8s.io", "v1beta1", "nodes"] }, (l) => l.items.map((i: any) => i.metadata.name)),
   };
@@ -229,17 +291,29 @@ function clientNode(kubeconfigText: string): FidelityClient {
           (err) => resolve(err ? { refused: { message: String(err) } } : { ok: events }),
         );
       }),
-    listPodsWith: (ns, q) => attempt(() => core.listNamespacedPod({ namespace: ns, ...(q.limit !== undefined ? { limit: q.limit as unknown as number } : {}), ...(q.resourceVersion !== undefined ? { resourceVersion: q.resourceVersion } : {}), ...(q.resourceVersionMatch !== undefined ? { resourceVersionMatch: q.resourceVersionMatch } : {}) })),
+    listPodsWith: (ns, q) =>
+      attempt(() =>
+        core.listNamespacedPod({
+          namespace: ns,
+          ...(q.limit !== undefined ? { limit: q.limit as unknown as number } : {}),
+          ...(q.resourceVersion !== undefined ? { resourceVersion: q.resourceVersion } : {}),
+          ...(q.resourceVersionMatch !== undefined ? { resourceVersionMatch: q.resourceVersionMatch } : {}),
+        }),
+      ),
     createNamespace: (name) => attempt(() => core.createNamespace({ body: { metadata: { name } } })),
     createConfigMap: (ns, name, data) => attempt(() => core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name }, data } })),
     patchConfigMap: (ns, name, type, body, apply) =>
       attempt(async () => {
-        const cm = await core.patchNamespacedConfigMap({ name, namespace: ns, body: body as object, ...(apply ? { fieldManager: apply.manager, ...(apply.force ? { force: true } : {}) } : {}) }, setHeaderOptions("Content-Type", patchTypes[type]));
+        const cm = await core.patchNamespacedConfigMap(
+          { name, namespace: ns, body: body as object, ...(apply ? { fieldManager: apply.manager, ...(apply.force ? { force: true } : {}) } : {}) },
+          setHeaderOptions("Content-Type", patchTypes[type]),
+        );
         return { data: cm.data ?? {}, labels: cm.metadata?.labels ?? {} };
       }),
     evict: (ns, pod) => attempt(() => core.createNamespacedPodEviction({ name: pod, namespace: ns, body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod, namespace: ns } } })),
     canI: (verb, resource, ns) => attempt(async () => (await authz.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { verb, resource, namespace: ns } } } })).status!.allowed),
-    token: (ns, sa, seconds) => attempt(async () => (await core.createNamespacedServiceAccountToken({ name: sa, namespace: ns, body: { spec: { audiences: [], expirationSeconds: seconds } } })).status!.token),
+    token: (ns, sa, seconds) =>
+      attempt(async () => (await core.createNamespacedServiceAccountToken({ name: sa, namespace: ns, body: { spec: { audiences: [], expirationSeconds: seconds } } })).status!.token),
     nodeMetricNames: () => attempt(async () => (await new Metrics(kc).getNodeMetrics()).items.map((i) => i.metadata.name)),
   };
 }
@@ -247,7 +321,7 @@ function clientNode(kubeconfigText: string): FidelityClient {
 /** What kubectl prints for a Status (cmdutil's StandardErrorMessage). */
 export function kubectlMessage(status: { reason: string; message: string; details?: { kind?: string; name?: string; causes?: { field?: string; message?: string }[] } }): string {
   if (status.reason === "Invalid" && status.details) {
-    const causes = (status.details.causes ?? []).map((c) => (c.field ? `${c.field}: ${c.message}` : c.message ?? ""));
+    const causes = (status.details.causes ?? []).map((c) => (c.field ? `${c.field}: ${c.message}` : (c.message ?? "")));
     const head = `The ${status.details.kind} ${JSON.stringify(status.details.name ?? "")} is invalid`;
     return causes.length ? `${head}: ${causes.length > 1 ? `[${causes.join(", ")}]` : causes[0]}` : head;
   }

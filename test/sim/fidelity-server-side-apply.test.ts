@@ -36,7 +36,10 @@ describe("server-side apply of the deploy manifests", () => {
     const after = await kubeconfigClient(sim.kubeconfigText).json("/apis/apps/v1/namespaces/node-inventory/deployments/node-inventory");
     // Controllers write the status meanwhile; the applied spec and its ownership are as they were.
     assert.equal(after.metadata.generation, deployment.metadata.generation, "an unchanged apply changes no spec");
-    assert.deepEqual(after.metadata.managedFields.find((e: any) => e.manager === "kubectl" && e.operation === "Apply"), apply);
+    assert.deepEqual(
+      after.metadata.managedFields.find((e: any) => e.manager === "kubectl" && e.operation === "Apply"),
+      apply,
+    );
   });
 
   test("a second manager's conflicting apply gets the apiserver's conflict, and takes the field with --force-conflicts", async () => {

@@ -37,8 +37,10 @@ function ok<T>(outcome: Outcome<T>, what: string): T {
   return outcome.ok as T;
 }
 
-const RFC1123_LABEL = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const RFC1123_SUBDOMAIN = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const RFC1123_LABEL =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const RFC1123_SUBDOMAIN =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
 describe("three clients, one apiserver's answers", () => {
   let sim: Simulator;
@@ -63,18 +65,29 @@ describe("three clients, one apiserver's answers", () => {
     });
 
   each("a list with label and field selectors names the pods the store holds", async (client) => {
-    const ledger = sim.cluster.list(R.pods, "payments").filter((p) => p.metadata.labels?.["app"] === "ledger").map((p) => p.metadata.name).sort();
+    const ledger = sim.cluster
+      .list(R.pods, "payments")
+      .filter((p) => p.metadata.labels?.["app"] === "ledger")
+      .map((p) => p.metadata.name)
+      .sort();
     assert.equal(ledger.length, 2);
     const byLabel = ok(await client.listPods("payments", { labelSelector: "app=ledger" }), client.name);
     assert.deepEqual(byLabel.names, ledger, client.name);
     // kubectl -o json prints a List of its own, without the server's resourceVersion.
     if (client.name !== "kubectl") assert.equal(byLabel.resourceVersion, String(sim.cluster.store.resourceVersion), client.name);
-    const running = sim.cluster.list(R.pods, "shop").filter((p) => (p.status as any).phase === "Running").map((p) => p.metadata.name).sort();
+    const running = sim.cluster
+      .list(R.pods, "shop")
+      .filter((p) => (p.status as any).phase === "Running")
+      .map((p) => p.metadata.name)
+      .sort();
     assert.deepEqual(ok(await client.listPods("shop", { fieldSelector: "status.phase=Running" }), client.name).names, running, client.name);
   });
 
   each("paging with limit and continue returns every pod once, in pages", async (client) => {
-    const all = sim.cluster.list(R.pods, "shop").map((p) => p.metadata.name).sort();
+    const all = sim.cluster
+      .list(R.pods, "shop")
+      .map((p) => p.metadata.name)
+      .sort();
     const paged = ok(await client.pagedPods("shop", 4), client.name);
     assert.deepEqual(paged.names, all, client.name);
     assert.equal(paged.pages, Math.ceil(all.length / 4), `${client.name} pages`);
@@ -85,8 +98,15 @@ describe("three clients, one apiserver's answers", () => {
     const names = [`w1-${client.name}`, `w2-${client.name}`];
     for (const name of names) sim.cluster.create(R.configmaps, { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, data: {} });
     const events = ok(await client.watchConfigMaps("default", from, 2), client.name);
-    assert.deepEqual(events.filter((e) => e.type !== "BOOKMARK"), names.map((name) => ({ type: "ADDED", name })), client.name);
-    assert.ok(events.some((e) => e.type === "BOOKMARK"), `${client.name} saw a BOOKMARK`);
+    assert.deepEqual(
+      events.filter((e) => e.type !== "BOOKMARK"),
+      names.map((name) => ({ type: "ADDED", name })),
+      client.name,
+    );
+    assert.ok(
+      events.some((e) => e.type === "BOOKMARK"),
+      `${client.name} saw a BOOKMARK`,
+    );
   });
 
   each("query parameters are decoded as the apiserver decodes them, with its messages", async (client) => {
@@ -101,14 +121,23 @@ describe("three clients, one apiserver's answers", () => {
   });
 
   each("a list at a compacted resourceVersion with Exact is 410 Expired", async (client) => {
-    assertRefused(client, await client.listPodsWith("shop", { resourceVersion: "1", resourceVersionMatch: "Exact" }), { code: 410, reason: "Expired", message: "The resourceVersion for the provided list is too old." });
+    assertRefused(client, await client.listPodsWith("shop", { resourceVersion: "1", resourceVersionMatch: "Exact" }), {
+      code: 410,
+      reason: "Expired",
+      message: "The resourceVersion for the provided list is too old.",
+    });
   });
 
   test("a list at a resourceVersion far ahead waits, then answers 504 Too large resource version (the Python client and client-node)", async () => {
     for (const client of clients.filter((c) => c.name !== "kubectl")) {
       const outcome = await client.listPodsWith("shop", { resourceVersion: "999999999" });
       const current = sim.cluster.store.resourceVersion;
-      assertRefused(client, outcome, { code: 504, reason: "Timeout", message: `Timeout: Too large resource version: 999999999, current: ${current}`, details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }] } });
+      assertRefused(client, outcome, {
+        code: 504,
+        reason: "Timeout",
+        message: `Timeout: Too large resource version: 999999999, current: ${current}`,
+        details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }] },
+      });
       assert.equal(outcome.refused!.details.retryAfterSeconds, 1);
     }
   });
@@ -116,12 +145,22 @@ describe("three clients, one apiserver's answers", () => {
   each("names are validated as the apiserver validates them, for every kind", async (client) => {
     const ns = `Bad_NS_${client.name.replace("-", "_")}`;
     const cause = { reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(ns)}: ${RFC1123_LABEL}`, field: "metadata.name" };
-    assertRefused(client, await client.createNamespace(ns), { code: 422, reason: "Invalid", message: `Namespace ${JSON.stringify(ns)} is invalid: metadata.name: ${cause.message}`, details: { kind: "Namespace", name: ns, causes: [cause] } });
+    assertRefused(client, await client.createNamespace(ns), {
+      code: 422,
+      reason: "Invalid",
+      message: `Namespace ${JSON.stringify(ns)} is invalid: metadata.name: ${cause.message}`,
+      details: { kind: "Namespace", name: ns, causes: [cause] },
+    });
     const cm = "Bad_CM";
     const cmCause = { reason: "FieldValueInvalid", message: `Invalid value: "Bad_CM": ${RFC1123_SUBDOMAIN}`, field: "metadata.name" };
     const cmMessage = `ConfigMap "Bad_CM" is invalid: metadata.name: ${cmCause.message}`;
     // kubectl create configmap wraps the server's message in its own words.
-    assertRefused(client, await client.createConfigMap("default", cm, { a: "1" }), { code: 422, reason: "Invalid", message: cmMessage, details: { kind: "ConfigMap", name: cm, causes: [cmCause] } }, `error: failed to create configmap: ${cmMessage}`);
+    assertRefused(
+      client,
+      await client.createConfigMap("default", cm, { a: "1" }),
+      { code: 422, reason: "Invalid", message: cmMessage, details: { kind: "ConfigMap", name: cm, causes: [cmCause] } },
+      `error: failed to create configmap: ${cmMessage}`,
+    );
     assert.equal(sim.cluster.get(R.namespaces, ns), undefined);
   });
 
@@ -136,7 +175,12 @@ describe("three clients, one apiserver's answers", () => {
     assert.deepEqual(ok(await client.patchConfigMap("default", name, "apply", config("3"), { manager: owner }), client.name).data, { b: "2", c: "3" });
     const conflict = await client.patchConfigMap("default", name, "apply", config("4"), { manager: "other" });
     const message = `Apply failed with 1 conflict: conflict with ${JSON.stringify(owner)}: .data.c`;
-    assertRefused(client, conflict, { code: 409, reason: "Conflict", message, details: { causes: [{ reason: "FieldManagerConflict", message: `conflict with ${JSON.stringify(owner)}`, field: ".data.c" }] } }, `error: ${message}`);
+    assertRefused(
+      client,
+      conflict,
+      { code: 409, reason: "Conflict", message, details: { causes: [{ reason: "FieldManagerConflict", message: `conflict with ${JSON.stringify(owner)}`, field: ".data.c" }] } },
+      `error: ${message}`,
+    );
     assert.deepEqual(ok(await client.patchConfigMap("default", name, "apply", config("4"), { manager: "other", force: true }), client.name).data, { b: "2", c: "4" });
     const managers = ((sim.cluster.get(R.configmaps, name, "default")!.metadata as any).managedFields as any[]).map((e) => `${e.manager}/${e.operation}`);
     assert.ok(managers.includes("other/Apply"), `${client.name}: ${managers}`);
@@ -150,12 +194,17 @@ describe("three clients, one apiserver's answers", () => {
     const ledger = sim.cluster.list(R.pods, "payments").find((p) => p.metadata.labels?.["app"] === "ledger")!;
     const message = "Cannot evict pod as it would violate the pod's disruption budget.";
     // kubectl's drain prints the server's message in its retry line.
-    assertRefused(client, await client.evict("payments", ledger.metadata.name), {
-      code: 429,
-      reason: "TooManyRequests",
-      message,
-      details: { causes: [{ reason: "DisruptionBudget", message: "The disruption budget ledger needs 2 healthy pods and has 2 currently" }] },
-    }, `error when evicting pods/${JSON.stringify(ledger.metadata.name)} -n "payments" (will retry after 5s): ${message}`);
+    assertRefused(
+      client,
+      await client.evict("payments", ledger.metadata.name),
+      {
+        code: 429,
+        reason: "TooManyRequests",
+        message,
+        details: { causes: [{ reason: "DisruptionBudget", message: "The disruption budget ledger needs 2 healthy pods and has 2 currently" }] },
+      },
+      `error when evicting pods/${JSON.stringify(ledger.metadata.name)} -n "payments" (will retry after 5s): ${message}`,
+    );
   });
 
   each("SelfSubjectAccessReview answers for the caller", async (client) => {

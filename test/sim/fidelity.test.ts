@@ -83,7 +83,10 @@ describe("served objects match the Kubernetes OpenAPI schemas", () => {
       const a = again.cluster.list("pods").map((p) => `${p.metadata.namespace}/${p.metadata.name}@${(p.spec as any).nodeName}`);
       const b = third.cluster.list("pods").map((p) => `${p.metadata.namespace}/${p.metadata.name}@${(p.spec as any).nodeName}`);
       assert.deepEqual(a, b);
-      assert.deepEqual(again.cluster.list("nodes").map((n) => n.metadata), third.cluster.list("nodes").map((n) => n.metadata));
+      assert.deepEqual(
+        again.cluster.list("nodes").map((n) => n.metadata),
+        third.cluster.list("nodes").map((n) => n.metadata),
+      );
     } finally {
       await again.stop();
       await third.stop();
@@ -92,10 +95,16 @@ describe("served objects match the Kubernetes OpenAPI schemas", () => {
 
   test("discovery lists pods/eviction as policy/v1 Eviction and serves both policy versions", async () => {
     const v1 = await (await fetch(`${sim.url}/api/v1`)).json();
-    assert.deepEqual(v1.resources.find((r: any) => r.name === "pods/eviction"), { name: "pods/eviction", singularName: "", namespaced: true, group: "policy", version: "v1", kind: "Eviction", verbs: ["create"] });
+    assert.deepEqual(
+      v1.resources.find((r: any) => r.name === "pods/eviction"),
+      { name: "pods/eviction", singularName: "", namespaced: true, group: "policy", version: "v1", kind: "Eviction", verbs: ["create"] },
+    );
     const groups = await (await fetch(`${sim.url}/apis`)).json();
     const policy = groups.groups.find((g: any) => g.name === "policy");
-    assert.deepEqual(policy.versions.map((v: any) => v.groupVersion), ["policy/v1", "policy/v1beta1"]);
+    assert.deepEqual(
+      policy.versions.map((v: any) => v.groupVersion),
+      ["policy/v1", "policy/v1beta1"],
+    );
     assert.equal(policy.preferredVersion.groupVersion, "policy/v1");
     assert.ok(groups.groups.some((g: any) => g.name === "metrics.k8s.io"));
     const version = await (await fetch(`${sim.url}/version`)).json();

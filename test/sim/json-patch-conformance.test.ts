@@ -136,7 +136,10 @@ describe("JSON patch as the review found it broken", () => {
   test("test compares values, not the order of their keys", async () => {
     const labels = sim.cluster.get(R.nodes, node)!.metadata.labels!;
     const reversed = Object.fromEntries(Object.entries(labels).reverse());
-    const res = await patchNode([{ op: "test", path: "/metadata/labels", value: reversed }, { op: "add", path: "/metadata/labels/tested", value: "yes" }]);
+    const res = await patchNode([
+      { op: "test", path: "/metadata/labels", value: reversed },
+      { op: "add", path: "/metadata/labels/tested", value: "yes" },
+    ]);
     assert.equal(res.status, 200);
     assert.equal(sim.cluster.get(R.nodes, node)!.metadata.labels!["tested"], "yes");
   });
@@ -147,7 +150,15 @@ describe("JSON patch as the review found it broken", () => {
     assert.equal((await notList.json()).reason, "BadRequest");
     const tooMany = await patchNode(Array.from({ length: 10_001 }, () => ({ op: "test", path: "/kind", value: "Node" })));
     assert.equal(tooMany.status, 413);
-    assert.deepEqual(await tooMany.json(), { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001", reason: "RequestEntityTooLarge", code: 413 });
+    assert.deepEqual(await tooMany.json(), {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001",
+      reason: "RequestEntityTooLarge",
+      code: 413,
+    });
   });
 
   for (const path of ["/__proto__/polluted", "/metadata/__proto__/polluted", "/metadata/labels/constructor/prototype/polluted"]) {

@@ -32,7 +32,18 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
 
   test("the server publishes OpenAPI v3 per group-version, each operation tagged with its kind, PATCH taking fieldValidation", async () => {
     const index = await client.json("/openapi/v3");
-    assert.deepEqual(Object.keys(index.paths).sort(), ["api/v1", "apis/apps/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/events.k8s.io/v1", "apis/networking.k8s.io/v1", "apis/policy/v1", "apis/policy/v1beta1", "apis/rbac.authorization.k8s.io/v1"]);
+    assert.deepEqual(Object.keys(index.paths).sort(), [
+      "api/v1",
+      "apis/apps/v1",
+      "apis/authentication.k8s.io/v1",
+      "apis/authorization.k8s.io/v1",
+      "apis/coordination.k8s.io/v1",
+      "apis/events.k8s.io/v1",
+      "apis/networking.k8s.io/v1",
+      "apis/policy/v1",
+      "apis/policy/v1beta1",
+      "apis/rbac.authorization.k8s.io/v1",
+    ]);
     const apps = await client.json(index.paths["apis/apps/v1"].serverRelativeURL);
     const patch = apps.paths["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"].patch;
     assert.deepEqual(patch["x-kubernetes-group-version-kind"], { group: "apps", kind: "Deployment", version: "v1" });
@@ -47,7 +58,11 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     const first = await kubectl("apply", "-k", APP);
     assert.equal(first.code, 0, first.stderr);
     assert.equal(first.stderr, "");
-    const created = first.stdout.trim().split("\n").map((l) => l.replace(/-[a-z0-9]{10} created$/, " created")).sort();
+    const created = first.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.replace(/-[a-z0-9]{10} created$/, " created"))
+      .sort();
     assert.deepEqual(created, [
       "clusterrole.rbac.authorization.k8s.io/shop-nodes created",
       "clusterrolebinding.rbac.authorization.k8s.io/shop-nodes created",
@@ -66,7 +81,10 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     const second = await kubectl("apply", "-k", APP);
     assert.equal(second.code, 0, second.stderr);
     // kubectl re-sends a PodDisruptionBudget's selector every time (its patch strategy is replace), as against a real cluster.
-    const changed = second.stdout.trim().split("\n").filter((l) => !l.endsWith(" unchanged"));
+    const changed = second.stdout
+      .trim()
+      .split("\n")
+      .filter((l) => !l.endsWith(" unchanged"));
     assert.deepEqual(changed, ["poddisruptionbudget.policy/shop configured"]);
     const diff = await kubectl("diff", "-k", APP);
     assert.equal(diff.code, 0, diff.stdout);
@@ -91,11 +109,18 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
   });
 
   test("kubectl get prints the apiserver's columns for the stored kinds", async () => {
-    const rows = async (...args: string[]) => (await kubectl("get", ...args)).stdout.trim().split("\n").map((l) => l.trim().split(/\s{2,}/));
+    const rows = async (...args: string[]) =>
+      (await kubectl("get", ...args)).stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.trim().split(/\s{2,}/));
     const svc = JSON.parse((await kubectl("get", "service", "shop", "-n", "storefront", "-o", "json")).stdout);
     const services = await rows("service", "-n", "storefront");
     assert.deepEqual(services[0], ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]);
-    assert.deepEqual(services.slice(1).map((r) => r.slice(0, 5)), [["shop", "ClusterIP", svc.spec.clusterIP, "<none>", "80/TCP"]]);
+    assert.deepEqual(
+      services.slice(1).map((r) => r.slice(0, 5)),
+      [["shop", "ClusterIP", svc.spec.clusterIP, "<none>", "80/TCP"]],
+    );
     assert.deepEqual((await rows("secrets", "-n", "storefront"))[0], ["NAME", "TYPE", "DATA", "AGE"]);
     assert.deepEqual((await rows("secrets", "-n", "storefront"))[1]!.slice(1, 3), ["Opaque", "1"]);
     assert.deepEqual((await rows("networkpolicy", "-n", "storefront"))[1]!.slice(0, 2), ["shop", "app=shop"]);
@@ -121,7 +146,10 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
     assert.equal(await get("configmap/settings", "{.data}"), '{"mode":"fast"}');
     assert.equal(await get("service/api", "{.spec.ports}"), '[{"name":"80-8080","port":80,"protocol":"TCP","targetPort":8080}]');
     assert.equal(await get("role/pod-reader", "{.rules}"), '[{"apiGroups":[""],"resourceNames":["one"],"resources":["pods"],"verbs":["get","list"]}]');
-    assert.equal(await get("rolebinding/pod-reader", "{.roleRef.kind}/{.roleRef.name} {.subjects}"), 'Role/pod-reader [{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"jane"},{"kind":"ServiceAccount","name":"shop","namespace":"storefront"}]');
+    assert.equal(
+      await get("rolebinding/pod-reader", "{.roleRef.kind}/{.roleRef.name} {.subjects}"),
+      'Role/pod-reader [{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"jane"},{"kind":"ServiceAccount","name":"shop","namespace":"storefront"}]',
+    );
     assert.equal((await kubectl("get", "clusterrolebinding", "shop-view", "-o", "jsonpath={.subjects}")).stdout, '[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"viewers"}]');
     assert.equal(await get("pdb/api", "{.spec.minAvailable} {.spec.selector.matchLabels}"), '50% {"app":"api"}');
     assert.equal((await kubectl("auth", "can-i", "get", "pods/one", "-n", "storefront", "--as", "jane")).stdout, "yes\n");
@@ -130,19 +158,31 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
 
   test("a binding's roleRef cannot change, as the apiserver refuses it", async () => {
     const file = join(sim.dir, "rebind.yaml");
-    await writeFile(file, "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: shop-lease, namespace: storefront}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: shop}]\n");
+    await writeFile(
+      file,
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: shop-lease, namespace: storefront}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: shop}]\n",
+    );
     const r = await kubectl("apply", "-f", file);
     assert.equal(r.code, 1);
     // kubectl words an Invalid Status from its details, as it does for a real apiserver's.
-    assert.equal(r.stderr, 'The RoleBinding "shop-lease" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"cluster-admin"}: cannot change roleRef\n');
+    assert.equal(
+      r.stderr,
+      'The RoleBinding "shop-lease" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"cluster-admin"}: cannot change roleRef\n',
+    );
   });
 
   test("a field the schema does not declare fails kubectl apply (fieldValidation=Strict) and is a warning with --validate=warn", async () => {
     const file = join(sim.dir, "typo.yaml");
-    await writeFile(file, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typo, namespace: storefront}\nspec:\n  replicas: 1\n  replica: 2\n  selector: {matchLabels: {app: typo}}\n  template:\n    metadata: {labels: {app: typo}}\n    spec:\n      containers: [{name: a, image: x, resource: {}}]\n");
+    await writeFile(
+      file,
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typo, namespace: storefront}\nspec:\n  replicas: 1\n  replica: 2\n  selector: {matchLabels: {app: typo}}\n  template:\n    metadata: {labels: {app: typo}}\n    spec:\n      containers: [{name: a, image: x, resource: {}}]\n",
+    );
     const strict = await kubectl("apply", "-f", file);
     assert.equal(strict.code, 1);
-    assert.equal(strict.stderr, `Error from server (BadRequest): error when creating "${file}": Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica", unknown field "spec.template.spec.containers[0].resource"\n`);
+    assert.equal(
+      strict.stderr,
+      `Error from server (BadRequest): error when creating "${file}": Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica", unknown field "spec.template.spec.containers[0].resource"\n`,
+    );
     assert.equal((await kubectl("get", "deployment", "typo", "-n", "storefront")).code, 1);
     const warn = await kubectl("create", "-f", file, "--validate=warn");
     assert.equal(warn.code, 0, warn.stderr);

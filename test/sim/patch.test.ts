@@ -11,7 +11,10 @@ const node = () => ({
       { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory" },
       { type: "Ready", status: "True", reason: "KubeletReady" },
     ],
-    addresses: [{ type: "InternalIP", address: "10.0.0.1" }, { type: "Hostname", address: "n1" }],
+    addresses: [
+      { type: "InternalIP", address: "10.0.0.1" },
+      { type: "Hostname", address: "n1" },
+    ],
   },
 });
 
@@ -47,7 +50,11 @@ describe("patch flavours", () => {
       name: "strategic merge: a new condition type is appended",
       type: SMP,
       patch: { status: { conditions: [{ type: "DiskPressure", status: "True" }] } },
-      expect: (r) => assert.deepEqual(r.status.conditions.map((c: any) => c.type), ["MemoryPressure", "Ready", "DiskPressure"]),
+      expect: (r) =>
+        assert.deepEqual(
+          r.status.conditions.map((c: any) => c.type),
+          ["MemoryPressure", "Ready", "DiskPressure"],
+        ),
     },
     {
       name: "strategic merge: $patch delete removes a keyed element",
@@ -101,7 +108,13 @@ describe("patch flavours", () => {
   }
 
   test("a failed JSON patch test is 422 Invalid; an unknown patch type is 415", () => {
-    assert.throws(() => applyPatch(JSONP, node(), [{ op: "test", path: "/metadata/name", value: "other" }]), (e) => e instanceof ApiError && e.code === 422);
-    assert.throws(() => applyPatch("application/apply-patch+yaml", node(), {}), (e) => e instanceof ApiError && e.code === 415);
+    assert.throws(
+      () => applyPatch(JSONP, node(), [{ op: "test", path: "/metadata/name", value: "other" }]),
+      (e) => e instanceof ApiError && e.code === 422,
+    );
+    assert.throws(
+      () => applyPatch("application/apply-patch+yaml", node(), {}),
+      (e) => e instanceof ApiError && e.code === 415,
+    );
   });
 });

@@ -43,7 +43,13 @@ describe("client-node against a simulator with --rbac --tls", () => {
     } finally {
       await informer.stop();
     }
-    assert.equal(sim.requestLog().filter((r) => r.resource === "nodes").every((r) => r.user === "kubernetes-admin"), true);
+    assert.equal(
+      sim
+        .requestLog()
+        .filter((r) => r.resource === "nodes")
+        .every((r) => r.user === "kubernetes-admin"),
+      true,
+    );
   });
 
   test("a ServiceAccount token is the ServiceAccount: refused until bound, then allowed", async () => {
@@ -61,7 +67,11 @@ describe("client-node against a simulator with --rbac --tls", () => {
     const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
     await rbac.createClusterRole({ body: { metadata: { name: "nodes-read" }, rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }] } });
     await rbac.createClusterRoleBinding({
-      body: { metadata: { name: "nodes-read" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "nodes-read" }, subjects: [{ kind: "ServiceAccount", name: "node-inventory", namespace: "node-inventory" }] },
+      body: {
+        metadata: { name: "nodes-read" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "nodes-read" },
+        subjects: [{ kind: "ServiceAccount", name: "node-inventory", namespace: "node-inventory" }],
+      },
     });
     assert.ok((await sa.listNode()).items.length >= 4);
     assert.ok(sim.cluster.store.get(R.clusterrolebindings, "nodes-read"));
@@ -70,10 +80,13 @@ describe("client-node against a simulator with --rbac --tls", () => {
   test("an expired or unknown token is 401 Unauthorized", async () => {
     // Bound for 1 s in the past: signed by the simulator, expired.
     for (const token of ["nope", sim.createToken("node-inventory", "node-inventory", -1)]) {
-      const err = await withToken(sim, token).makeApiClient(CoreV1Api).listNode().then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await withToken(sim, token)
+        .makeApiClient(CoreV1Api)
+        .listNode()
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       assert.equal((err as { code?: number }).code, 401, token);
       // client-node keeps no body for a 401, only the status line's reason.
       assert.match((err as Error).message, /^HTTP-Code: 401\nMessage: Unauthorized\n/);

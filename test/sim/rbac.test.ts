@@ -142,11 +142,21 @@ describe("sim --rbac --tls with the real kubectl", () => {
     assert.equal(who.stdout, `${SA} ["system:serviceaccounts","system:serviceaccounts:node-inventory","system:authenticated"]`);
     const short = await kubectl("create", "token", "node-inventory", "-n", "node-inventory", "--duration=5m");
     assert.equal(short.code, 1);
-    assert.equal(short.stderr, 'error: failed to create token: TokenRequest.authentication.k8s.io "node-inventory" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes\n');
+    assert.equal(
+      short.stderr,
+      'error: failed to create token: TokenRequest.authentication.k8s.io "node-inventory" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes\n',
+    );
     // Every namespace has its default ServiceAccount, the generated ones and the one just created.
     const defaults = await kubectl("get", "serviceaccounts", "-A", "--field-selector", "metadata.name=default", "-o", "jsonpath={.items[*].metadata.namespace}");
     assert.ok(defaults.stdout.split(" ").includes("kube-system") && defaults.stdout.split(" ").includes("node-inventory"), defaults.stdout);
-    const byDefault = await runKubectl(sim.kubeconfig, ["--token", (await kubectl("create", "token", "default", "-n", "node-inventory")).stdout.trim(), "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+    const byDefault = await runKubectl(sim.kubeconfig, [
+      "--token",
+      (await kubectl("create", "token", "default", "-n", "node-inventory")).stdout.trim(),
+      "auth",
+      "whoami",
+      "-o",
+      "jsonpath={.status.userInfo.username}",
+    ]);
     assert.equal(byDefault.stdout, "system:serviceaccount:node-inventory:default");
     const missing = await kubectl("create", "token", "nobody", "-n", "node-inventory");
     assert.equal(missing.stderr, 'error: failed to create token: serviceaccounts "nobody" not found\n');
@@ -170,7 +180,10 @@ describe("sim --rbac --tls with the real kubectl", () => {
     });
     const pods = await asSa("get", "pods", "-n", "kube-system");
     assert.equal(pods.stderr, `Error from server (Forbidden): pods is forbidden: User "${SA}" cannot list resource "pods" in API group "" in the namespace "kube-system"\n`);
-    const evict = await client.request("POST", "/api/v1/namespaces/kube-system/pods/x/eviction", { token, body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: "x", namespace: "kube-system" } } });
+    const evict = await client.request("POST", "/api/v1/namespaces/kube-system/pods/x/eviction", {
+      token,
+      body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: "x", namespace: "kube-system" } },
+    });
     assert.equal(JSON.parse(evict.text).message, `pods "x" is forbidden: User "${SA}" cannot create resource "pods/eviction" in API group "" in the namespace "kube-system"`);
     assert.equal((await asSa("auth", "can-i", "list", "nodes")).stdout, "no\n");
   });
@@ -193,7 +206,10 @@ describe("sim --rbac --tls with the real kubectl", () => {
       body: { apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec: { user: SA, groups: ["system:serviceaccounts"], resourceAttributes: { verb: "list", resource: "nodes" } } },
     });
     assert.equal(review.status, 201);
-    assert.deepEqual(JSON.parse(review.text).status, { allowed: true, reason: 'RBAC: allowed by ClusterRoleBinding "node-inventory-nodes" of ClusterRole "node-inventory-nodes" to ServiceAccount "node-inventory/node-inventory"' });
+    assert.deepEqual(JSON.parse(review.text).status, {
+      allowed: true,
+      reason: 'RBAC: allowed by ClusterRoleBinding "node-inventory-nodes" of ClusterRole "node-inventory-nodes" to ServiceAccount "node-inventory/node-inventory"',
+    });
   });
 
   test("a Role and RoleBinding grant in their namespace only", async () => {
@@ -212,7 +228,10 @@ describe("sim --rbac --tls with the real kubectl", () => {
     const r = await kubectl("create", "clusterrolebinding", "dangling", "--clusterrole=not-there", `--serviceaccount=node-inventory:node-inventory`);
     assert.equal(r.code, 0, r.stderr);
     const denied = await asSa("get", "namespaces");
-    assert.equal(denied.stderr, `Error from server (Forbidden): namespaces is forbidden: User "${SA}" cannot list resource "namespaces" in API group "" at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "not-there" not found\n`);
+    assert.equal(
+      denied.stderr,
+      `Error from server (Forbidden): namespaces is forbidden: User "${SA}" cannot list resource "namespaces" in API group "" at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "not-there" not found\n`,
+    );
     await kubectl("delete", "clusterrolebinding", "dangling");
   });
 
@@ -223,7 +242,9 @@ describe("sim --rbac --tls with the real kubectl", () => {
     assert.equal(denied.stderr, `Error from server (Forbidden): users "jane" is forbidden: User "${SA}" cannot impersonate resource "users" in API group "" at the cluster scope\n`);
     const groups = await kubectl("auth", "whoami", "--as", "jane", "--as-group", "platform", "-o", "jsonpath={.status.userInfo.groups}");
     assert.equal(groups.stdout, '["platform","system:authenticated"]');
-    await apply("impersonator.yaml", `apiVersion: rbac.authorization.k8s.io/v1
+    await apply(
+      "impersonator.yaml",
+      `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
   name: impersonate-jane
@@ -239,7 +260,8 @@ metadata:
   name: impersonate-jane
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: impersonate-jane}
 subjects: [{kind: ServiceAccount, name: node-inventory, namespace: node-inventory}]
-`);
+`,
+    );
     const asJane = await asSa("get", "nodes", "--as", "jane");
     assert.equal(asJane.stderr, 'Error from server (Forbidden): nodes is forbidden: User "jane" cannot list resource "nodes" in API group "" at the cluster scope\n');
     const asJoe = await asSa("get", "nodes", "--as", "joe");
@@ -247,7 +269,9 @@ subjects: [{kind: ServiceAccount, name: node-inventory, namespace: node-inventor
   });
 
   test("a Role may only grant what its writer holds, a binding only bind what its writer holds (no escalation)", async () => {
-    await apply("role-writer.yaml", `apiVersion: rbac.authorization.k8s.io/v1
+    await apply(
+      "role-writer.yaml",
+      `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: role-writer, namespace: node-inventory}
 rules:
@@ -260,8 +284,14 @@ kind: RoleBinding
 metadata: {name: role-writer, namespace: node-inventory}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role-writer}
 subjects: [{kind: ServiceAccount, name: node-inventory}]
-`);
-    const role = (name: string, resource: string) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: "node-inventory" }, rules: [{ apiGroups: [resource === "leases" ? "coordination.k8s.io" : ""], resources: [resource], verbs: ["get"] }] });
+`,
+    );
+    const role = (name: string, resource: string) => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name, namespace: "node-inventory" },
+      rules: [{ apiGroups: [resource === "leases" ? "coordination.k8s.io" : ""], resources: [resource], verbs: ["get"] }],
+    });
     const post = (path: string, body: object) => client.request("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/node-inventory/${path}`, { token, body });
     assert.equal((await post("roles", role("lease-reader", "leases"))).status, 201);
     const escalating = await post("roles", role("secret-reader", "secrets"));
@@ -276,11 +306,20 @@ subjects: [{kind: ServiceAccount, name: node-inventory}]
       details: { name: "secret-reader", group: "rbac.authorization.k8s.io", kind: "roles" },
       code: 403,
     });
-    const binding = (name: string, kind: string, roleName: string) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name, namespace: "node-inventory" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name: roleName }, subjects: [{ kind: "User", name: "jane" }] });
+    const binding = (name: string, kind: string, roleName: string) => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name, namespace: "node-inventory" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name: roleName },
+      subjects: [{ kind: "User", name: "jane" }],
+    });
     assert.equal((await post("rolebindings", binding("jane-leases", "Role", "lease-reader"))).status, 201);
     const admin = await post("rolebindings", binding("jane-admin", "ClusterRole", "cluster-admin"));
     assert.equal(admin.status, 403);
-    assert.match(JSON.parse(admin.text).message, /^rolebindings\.rbac\.authorization\.k8s\.io "jane-admin" is forbidden: user "system:serviceaccount:node-inventory:node-inventory" \(groups=\[.*\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}\n\{NonResourceURLs:\["\*"\], Verbs:\["\*"\]\}$/);
+    assert.match(
+      JSON.parse(admin.text).message,
+      /^rolebindings\.rbac\.authorization\.k8s\.io "jane-admin" is forbidden: user "system:serviceaccount:node-inventory:node-inventory" \(groups=\[.*\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}\n\{NonResourceURLs:\["\*"\], Verbs:\["\*"\]\}$/,
+    );
     // The administrator holds everything: it may grant anything.
     const granted = await kubectl("create", "rolebinding", "jane-admin", "--clusterrole=cluster-admin", "--user=jane", "-n", "node-inventory");
     assert.equal(granted.code, 0, granted.stderr);

@@ -18,12 +18,31 @@ describe("object store", () => {
 
   test("lists come back in key order, per namespace, and resume after a key", () => {
     const s = new ObjectStore(100);
-    for (const [ns, n] of [["b", "2"], ["a", "9"], ["b", "1"], ["a", "1"], ["c", "1"]] as const) s.put("pods", obj(n, ns));
-    assert.deepEqual([...s.list("pods")].map((e) => e.key), ["a/1", "a/9", "b/1", "b/2", "c/1"]);
-    assert.deepEqual([...s.list("pods", "b")].map((e) => e.key), ["b/1", "b/2"]);
-    assert.deepEqual([...s.list("pods", undefined, "a/9")].map((e) => e.key), ["b/1", "b/2", "c/1"]);
+    for (const [ns, n] of [
+      ["b", "2"],
+      ["a", "9"],
+      ["b", "1"],
+      ["a", "1"],
+      ["c", "1"],
+    ] as const)
+      s.put("pods", obj(n, ns));
+    assert.deepEqual(
+      [...s.list("pods")].map((e) => e.key),
+      ["a/1", "a/9", "b/1", "b/2", "c/1"],
+    );
+    assert.deepEqual(
+      [...s.list("pods", "b")].map((e) => e.key),
+      ["b/1", "b/2"],
+    );
+    assert.deepEqual(
+      [...s.list("pods", undefined, "a/9")].map((e) => e.key),
+      ["b/1", "b/2", "c/1"],
+    );
     s.remove("pods", "b/1");
-    assert.deepEqual([...s.list("pods", "b")].map((e) => e.key), ["b/2"]);
+    assert.deepEqual(
+      [...s.list("pods", "b")].map((e) => e.key),
+      ["b/2"],
+    );
   });
 
   test("history serves events after a version until it is compacted", () => {
@@ -32,7 +51,10 @@ describe("object store", () => {
     for (let i = 1; i <= 5; i++) s.put("nodes", obj(`n${i}`));
     assert.ok(s.compactedRv("nodes") > start, "old versions fall out of the window");
     const after = s.eventsAfter("nodes", s.compactedRv("nodes"));
-    assert.deepEqual(after.map((e) => e.entry.key), ["n3", "n4", "n5"]);
+    assert.deepEqual(
+      after.map((e) => e.entry.key),
+      ["n3", "n4", "n5"],
+    );
     assert.ok(after.every((e) => e.type === "ADDED"));
   });
 

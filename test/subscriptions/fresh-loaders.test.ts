@@ -19,22 +19,30 @@ describe("a subscription's later events", () => {
     const program = await startProgram(["--port", "0", "--kubeconfig", cluster.kubeconfigPath, "--data-dir", "memory", "--lease-duration", "2"]);
     const client = createClient({ url: program.url.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
     try {
-      await eventually(async () => {
-        const h = (await graphql(program.url, "{ service { history { recordedTransitions pendingWrites } } }")).body.data.service.history;
-        return h.recordedTransitions > 0 && h.pendingWrites === 0;
-      }, "the first records", 20_000);
+      await eventually(
+        async () => {
+          const h = (await graphql(program.url, "{ service { history { recordedTransitions pendingWrites } } }")).body.data.service.history;
+          return h.recordedTransitions > 0 && h.pendingWrites === 0;
+        },
+        "the first records",
+        20_000,
+      );
       const node = cluster.sim.cluster.nodeNames().find((name) => !(cluster.sim.cluster.get("nodes", name) as any).spec.unschedulable)!;
       const received: any[] = [];
       const errors: unknown[] = [];
       client.subscribe({ query: SUBSCRIPTION, variables: { names: [node] } }, { next: (v) => received.push(v), error: (e) => errors.push(e), complete: () => {} });
       // Until the subscription is live, each flap is an event it may miss: flap until one arrives.
       let flaps = 0;
-      await eventually(() => {
-        if (received.length || errors.length) return true;
-        cluster.sim.cluster.advance(10_000);
-        cluster.sim.cluster.setNodeCondition(node, "Ready", ++flaps % 2 ? "False" : "True");
-        return new Promise<true | undefined>((resolve) => setTimeout(() => resolve(received.length > 0 || undefined), 300));
-      }, "the subscription's first event", 10_000);
+      await eventually(
+        () => {
+          if (received.length || errors.length) return true;
+          cluster.sim.cluster.advance(10_000);
+          cluster.sim.cluster.setNodeCondition(node, "Ready", ++flaps % 2 ? "False" : "True");
+          return new Promise<true | undefined>((resolve) => setTimeout(() => resolve(received.length > 0 || undefined), 300));
+        },
+        "the subscription's first event",
+        10_000,
+      );
       assert.deepEqual(errors, []);
       assert.deepEqual(received[0].data.nodeStatusChanged.unschedulable, false);
       assert.deepEqual(received[0].data.nodeStatusChanged.node.maintenanceEvents, []);

@@ -33,7 +33,15 @@ describe("nodeStatusChanged", () => {
       const [watched, other] = cluster.sim.cluster.nodeNames();
       // Subscribe after the first records (every node's conditions as first seen) are written.
       await eventually(async () => {
-        const h = (await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }) })).json() as any).data.service.history;
+        const h = (
+          (await (
+            await fetch(`${url}/graphql`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }),
+            })
+          ).json()) as any
+        ).data.service.history;
         return h.recordedTransitions > 0 && h.pendingWrites === 0;
       }, "the first records");
       const listening = probes.subscriberCount();
@@ -101,7 +109,15 @@ describe("one change, many subscribers", () => {
     const frames = [0, 1, 2].map(() => [] as string[]);
     try {
       await eventually(async () => {
-        const h = (await (await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }) })).json() as any).data.service.history;
+        const h = (
+          (await (
+            await fetch(`${url}/graphql`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ query: "{ service { history { recordedTransitions pendingWrites } } }" }),
+            })
+          ).json()) as any
+        ).data.service.history;
         return h.recordedTransitions > 0 && h.pendingWrites === 0;
       }, "the first records");
       const listening = probes.subscriberCount();
@@ -123,7 +139,10 @@ describe("one change, many subscribers", () => {
         cluster.sim.cluster.setNodeCondition(node, "Ready", to, to === "False" ? "KubeletNotReady" : "KubeletReady");
         await eventually(() => frames.every((f) => f.length >= 1 + 100 * (round + 1)) || undefined, `event ${round + 1} on each of 300 subscriptions`, 10_000);
       }
-      assert.deepEqual(frames.map((f) => f.length), [201, 201, 201]);
+      assert.deepEqual(
+        frames.map((f) => f.length),
+        [201, 201, 201],
+      );
       const payloads = new Map<string, string[]>();
       for (const [c, received] of frames.entries()) {
         assert.equal(received[0], '{"type":"connection_ack"}');

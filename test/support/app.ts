@@ -22,10 +22,7 @@ export type TestConfig = Partial<Omit<Config, "auth" | "limits">> & { auth?: Par
  * PGlite unless told otherwise. Logs are captured rather than printed. Without `auth` the
  * test is on loopback with no authentication, so every request is the local admin's.
  */
-export async function startTestApp(
-  config: TestConfig = {},
-  overrides: AppOverrides = {},
-): Promise<{ app: App; url: string; logs: CapturedLogs; probes: AppProbes }> {
+export async function startTestApp(config: TestConfig = {}, overrides: AppOverrides = {}): Promise<{ app: App; url: string; logs: CapturedLogs; probes: AppProbes }> {
   const probes = overrides.probes ?? new AppProbes();
   const logs: CapturedLogs = { lines: [] };
   const sink = new Writable({

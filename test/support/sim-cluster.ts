@@ -90,9 +90,7 @@ export async function eventually<T>(check: () => Promise<T | undefined | false> 
  */
 export function historyLeaseHolders(sim: SimWithKubeconfig): Map<string, string | undefined> {
   const leases = sim.sim.cluster.list("coordination.k8s.io/leases", "kube-system") as any[];
-  return new Map(
-    leases.filter((lease) => lease.metadata.name.startsWith("node-inventory-history-")).map((lease) => [lease.metadata.name, lease.spec?.holderIdentity]),
-  );
+  return new Map(leases.filter((lease) => lease.metadata.name.startsWith("node-inventory-history-")).map((lease) => [lease.metadata.name, lease.spec?.holderIdentity]));
 }
 
 export function historyLeaseHolder(sim: SimWithKubeconfig): string | undefined {

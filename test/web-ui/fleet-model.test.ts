@@ -23,7 +23,13 @@ describe("web UI fleet model", () => {
   let model: any;
   before(async () => (model = await importWebModule("fleet/fleet-model.ts")));
 
-  const node = (cluster: string, name: string, ready: "TRUE" | "FALSE" | "UNKNOWN", labels: Record<string, string> = {}, extra: { unschedulable?: boolean; drain?: boolean; roles?: string[] } = {}): Tile =>
+  const node = (
+    cluster: string,
+    name: string,
+    ready: "TRUE" | "FALSE" | "UNKNOWN",
+    labels: Record<string, string> = {},
+    extra: { unschedulable?: boolean; drain?: boolean; roles?: string[] } = {},
+  ): Tile =>
     model.toTile({
       cluster,
       name,
@@ -46,8 +52,22 @@ describe("web UI fleet model", () => {
   });
 
   test("a node's group values follow the reports: pool labels in order, zone and instance type with their beta labels, roles", () => {
-    const tile = node("sim", "a", "TRUE", { "node-pool": "late", "karpenter.sh/nodepool": "early", "failure-domain.beta.kubernetes.io/zone": "z9", "beta.kubernetes.io/instance-type": "m5" }, { roles: ["worker", "gpu"] });
-    assert.deepEqual(model.groupPath(["CLUSTER", "NODE_POOL", "ZONE", "INSTANCE_TYPE", "ROLE", "label:node-pool", "label:absent"], tile), ["sim", "early", "z9", "m5", "worker,gpu", "late", model.NONE]);
+    const tile = node(
+      "sim",
+      "a",
+      "TRUE",
+      { "node-pool": "late", "karpenter.sh/nodepool": "early", "failure-domain.beta.kubernetes.io/zone": "z9", "beta.kubernetes.io/instance-type": "m5" },
+      { roles: ["worker", "gpu"] },
+    );
+    assert.deepEqual(model.groupPath(["CLUSTER", "NODE_POOL", "ZONE", "INSTANCE_TYPE", "ROLE", "label:node-pool", "label:absent"], tile), [
+      "sim",
+      "early",
+      "z9",
+      "m5",
+      "worker,gpu",
+      "late",
+      model.NONE,
+    ]);
     assert.equal(model.groupValue("ROLE", node("sim", "b", "TRUE")), null);
   });
 
@@ -72,7 +92,13 @@ describe("web UI fleet model", () => {
 
   test("two levels: each group's path runs from the top level down", () => {
     const root: Group = model.groupNodes([node("a", "n1", "TRUE", { zone: "z1" }), node("b", "n2", "TRUE", { zone: "z1" })], ["label:zone", "CLUSTER"]);
-    assert.deepEqual(root.children[0]!.children.map((group) => group.path), [["z1", "a"], ["z1", "b"]]);
+    assert.deepEqual(
+      root.children[0]!.children.map((group) => group.path),
+      [
+        ["z1", "a"],
+        ["z1", "b"],
+      ],
+    );
   });
 
   test("counting a node out undoes counting it in", () => {

@@ -114,7 +114,10 @@ function toApiError(cause: unknown): ApiError {
   if (Array.isArray(cause)) return new ApiError(cause[0]?.message ?? "subscription failed", cause[0]?.extensions?.code);
   if (cause && typeof cause === "object" && "code" in cause) {
     const code = (cause as CloseEvent).code;
-    return new ApiError(`the connection closed (${code}${(cause as CloseEvent).reason ? `: ${(cause as CloseEvent).reason}` : ""})`, code === 4401 ? "UNAUTHENTICATED" : code === 4403 ? "FORBIDDEN" : undefined);
+    return new ApiError(
+      `the connection closed (${code}${(cause as CloseEvent).reason ? `: ${(cause as CloseEvent).reason}` : ""})`,
+      code === 4401 ? "UNAUTHENTICATED" : code === 4403 ? "FORBIDDEN" : undefined,
+    );
   }
   return new ApiError(cause instanceof Error ? cause.message : String(cause), undefined);
 }

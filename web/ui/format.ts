@@ -21,7 +21,10 @@ export const percent = (ratio: number) => `${(ratio * 100).toFixed(ratio < 0.1 &
 export function when(iso: string | null | undefined): string {
   if (!iso) return "—";
   const date = new Date(iso);
-  return date.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  return date
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z");
 }
 
 /** `3d 4h`, `12m 5s`: a duration to a second. */

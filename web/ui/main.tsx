@@ -57,7 +57,17 @@ function App() {
         Skip to content
       </a>
       <Header caller={caller} signOut={settings.authRequired ? signOut : undefined} />
-      {asking ? <TokenForm problem={problem} signIn={signIn} /> : caller ? <Page caller={caller} /> : problem ? <p class="error" role="alert">{problem}</p> : <p role="status">Connecting…</p>}
+      {asking ? (
+        <TokenForm problem={problem} signIn={signIn} />
+      ) : caller ? (
+        <Page caller={caller} />
+      ) : problem ? (
+        <p class="error" role="alert">
+          {problem}
+        </p>
+      ) : (
+        <p role="status">Connecting…</p>
+      )}
     </>
   );
 }

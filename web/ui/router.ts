@@ -5,7 +5,6 @@ import { parseRoute, type Route } from "./route";
 
 export { parseRoute, type Route };
 
-
 const listeners = new Set<() => void>();
 
 export function navigate(href: string): void {

@@ -85,7 +85,19 @@ export class ApiServer {
 
   /** The node:http request listener. */
   handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const record: RequestRecord = { method: req.method ?? "GET", verb: "", resource: "", subresource: "", namespace: "", name: "", path: req.url ?? "/", code: 200, userAgent: String(req.headers["user-agent"] ?? ""), impersonatedUser: String(req.headers["impersonate-user"] ?? ""), user: "" };
+    const record: RequestRecord = {
+      method: req.method ?? "GET",
+      verb: "",
+      resource: "",
+      subresource: "",
+      namespace: "",
+      name: "",
+      path: req.url ?? "/",
+      code: 200,
+      userAgent: String(req.headers["user-agent"] ?? ""),
+      impersonatedUser: String(req.headers["impersonate-user"] ?? ""),
+      user: "",
+    };
     res.on("finish", () => this.recordRequest(record, res.statusCode));
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -185,8 +197,15 @@ export class ApiServer {
     const ns = this.cluster.store.get(R.namespaces, t.namespace);
     if (!ns) throw notFound("namespaces", "", t.namespace);
     if (ns.obj.metadata.deletionTimestamp) {
-      const e = forbidden(`${qualified(t.def.resource, t.def.group)}${t.name ? ` ${JSON.stringify(t.name)}` : ""} is forbidden: unable to create new content in namespace ${t.namespace} because it is being terminated`);
-      e.status.details = { ...(t.name ? { name: t.name } : {}), ...(t.def.group ? { group: t.def.group } : {}), kind: t.def.resource, causes: [{ reason: "NamespaceTerminating", message: `namespace ${t.namespace} is being terminated`, field: "metadata.namespace" }] };
+      const e = forbidden(
+        `${qualified(t.def.resource, t.def.group)}${t.name ? ` ${JSON.stringify(t.name)}` : ""} is forbidden: unable to create new content in namespace ${t.namespace} because it is being terminated`,
+      );
+      e.status.details = {
+        ...(t.name ? { name: t.name } : {}),
+        ...(t.def.group ? { group: t.def.group } : {}),
+        kind: t.def.resource,
+        causes: [{ reason: "NamespaceTerminating", message: `namespace ${t.namespace} is being terminated`, field: "metadata.namespace" }],
+      };
       throw e;
     }
   }
@@ -242,7 +261,8 @@ export class ApiServer {
       if (verb !== "create") throw methodNotAllowed();
       return serveTokenRequest(c, this.access, t, body, res);
     }
-    if (this.fieldValidation && ["create", "update", "patch"].includes(verb) && (!t.subresource || t.subresource === "status")) this.validateFields(t, String(req.headers["content-type"] ?? ""), body, res);
+    if (this.fieldValidation && ["create", "update", "patch"].includes(verb) && (!t.subresource || t.subresource === "status"))
+      this.validateFields(t, String(req.headers["content-type"] ?? ""), body, res);
     if (t.def.virtual) {
       if (req.method !== "GET") throw methodNotAllowed();
       return serveMetrics(c, t, q, res);

@@ -49,5 +49,8 @@ export function fromEventsV1(v1: Obj): KObject {
 
 /** events.k8s.io field selectors in the stored (core) names. */
 export function storedFieldSelector(selector: string): string {
-  return selector.replace(/(^|,)\s*regarding\./g, "$1involvedObject.").replace(/(^|,)\s*reportingController(?=[=!])/g, "$1reportingComponent").replace(/(^|,)\s*deprecatedSource\./g, "$1source.");
+  return selector
+    .replace(/(^|,)\s*regarding\./g, "$1involvedObject.")
+    .replace(/(^|,)\s*reportingController(?=[=!])/g, "$1reportingComponent")
+    .replace(/(^|,)\s*deprecatedSource\./g, "$1source.");
 }

@@ -20,7 +20,8 @@ const CLOSE = Buffer.from("]}");
 /** Writes of a streamed list are gathered up to this size. */
 const LIST_CHUNK_BYTES = 1 << 20;
 
-const EXPIRED_CONTINUE = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+const EXPIRED_CONTINUE =
+  "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 /** GET of one object (or its Table row). */
 export function serveGet(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
@@ -62,7 +63,6 @@ export function serveList(cluster: SimCluster, t: Target, q: URLSearchParams, re
   listEntries(cluster, t, q, o, req, res);
 }
 
-
 /** The list itself: the current state, or the state at `atRv` (an exact read). */
 function listEntries(cluster: SimCluster, t: Target, q: URLSearchParams, o: ListOptions, req: IncomingMessage, res: ServerResponse, atRv?: number): void {
   const resource = storage(t);
@@ -102,7 +102,18 @@ function listEntries(cluster: SimCluster, t: Target, q: URLSearchParams, o: List
 }
 
 /** One page of `source`'s matching entries, counting the rest when unfiltered (remainingItemCount). */
-function collect(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, listRv: number, source: Iterable<Entry>, matches: (o: Entry["obj"]) => boolean, limit: number, filtered: boolean): void {
+function collect(
+  cluster: SimCluster,
+  t: Target,
+  q: URLSearchParams,
+  req: IncomingMessage,
+  res: ServerResponse,
+  listRv: number,
+  source: Iterable<Entry>,
+  matches: (o: Entry["obj"]) => boolean,
+  limit: number,
+  filtered: boolean,
+): void {
   const items: Entry[] = [];
   let more = false;
   let remaining = 0;
@@ -120,7 +131,18 @@ function collect(cluster: SimCluster, t: Target, q: URLSearchParams, req: Incomi
 }
 
 /** The list's answer: its metadata (continue token, remainingItemCount) and the items, JSON or Table. */
-function respond(cluster: SimCluster, t: Target, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, listRv: number, items: Entry[], more: boolean, remaining: number, filtered: boolean): void {
+function respond(
+  cluster: SimCluster,
+  t: Target,
+  q: URLSearchParams,
+  req: IncomingMessage,
+  res: ServerResponse,
+  listRv: number,
+  items: Entry[],
+  more: boolean,
+  remaining: number,
+  filtered: boolean,
+): void {
   const resource = storage(t);
   const meta: Obj = { resourceVersion: String(listRv) };
   if (more) {
@@ -128,7 +150,18 @@ function respond(cluster: SimCluster, t: Target, q: URLSearchParams, req: Incomi
     if (!filtered) meta.remainingItemCount = remaining;
   }
   if (wantsTable(req.headers.accept)) {
-    return send(cluster, res, 200, renderTable(resource, items.map((e) => e.obj), cluster.clock.now(), meta, q.get("includeObject") ?? "Metadata"));
+    return send(
+      cluster,
+      res,
+      200,
+      renderTable(
+        resource,
+        items.map((e) => e.obj),
+        cluster.clock.now(),
+        meta,
+        q.get("includeObject") ?? "Metadata",
+      ),
+    );
   }
   if (wantsPretty(res)) {
     const list = { kind: `${t.def.kind}List`, apiVersion: apiVersionOf(t.def.group, t.version), metadata: meta, items: items.map((e) => JSON.parse(versioned(e.json, t))) };

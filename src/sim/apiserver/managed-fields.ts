@@ -123,7 +123,10 @@ export function pathString(p: string): string {
     .filter((s) => s !== ".")
     .map((s) => {
       if (s.startsWith("f:")) return `.${s.slice(2)}`;
-      if (s.startsWith("k:")) return `[${Object.entries(JSON.parse(s.slice(2)) as Obj).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(",")}]`;
+      if (s.startsWith("k:"))
+        return `[${Object.entries(JSON.parse(s.slice(2)) as Obj)
+          .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+          .join(",")}]`;
       return `[=${s.slice(2)}]`;
     })
     .join("");
@@ -141,7 +144,25 @@ function entriesOf(obj: Obj | undefined): ManagedFieldsEntry[] {
 
 /** The order the apiserver keeps entries in: Apply before Update, then by time, manager, apiVersion. */
 function sortEntries(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
-  return entries.sort((p, q) => (p.operation !== q.operation ? (p.operation < q.operation ? -1 : 1) : p.time !== q.time ? (p.time < q.time ? -1 : 1) : p.manager !== q.manager ? (p.manager < q.manager ? -1 : 1) : p.apiVersion < q.apiVersion ? -1 : p.apiVersion > q.apiVersion ? 1 : 0));
+  return entries.sort((p, q) =>
+    p.operation !== q.operation
+      ? p.operation < q.operation
+        ? -1
+        : 1
+      : p.time !== q.time
+        ? p.time < q.time
+          ? -1
+          : 1
+        : p.manager !== q.manager
+          ? p.manager < q.manager
+            ? -1
+            : 1
+          : p.apiVersion < q.apiVersion
+            ? -1
+            : p.apiVersion > q.apiVersion
+              ? 1
+              : 0,
+  );
 }
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -204,7 +225,10 @@ function conflictError(conflicts: { entry: ManagedFieldsEntry; path: string }[])
     }
     message = `Apply failed with ${conflicts.length} conflicts: ${lines.join("\n")}`;
   }
-  return conflictStatus(message, conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${printManager(c.entry)}`, field: pathString(c.path) })));
+  return conflictStatus(
+    message,
+    conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${printManager(c.entry)}`, field: pathString(c.path) })),
+  );
 }
 
 /** Remove the field at `path` from `obj` (a keyed list item, a map key, a set member). */
@@ -281,7 +305,12 @@ export function serverSideApply(live: Obj | undefined, applied: Obj, manager: st
   }
   const fieldsV1 = toFieldsV1(appliedPaths);
   // An apply that changes nothing keeps its entry as it was, time and all (so the object is not written).
-  const unchanged = previous && live && previous.apiVersion === apiVersion && sameValue(previous.fieldsV1, fieldsV1) && sameValue({ ...result, metadata: { ...result.metadata, managedFields: undefined } }, { ...live, metadata: { ...live.metadata, managedFields: undefined } });
+  const unchanged =
+    previous &&
+    live &&
+    previous.apiVersion === apiVersion &&
+    sameValue(previous.fieldsV1, fieldsV1) &&
+    sameValue({ ...result, metadata: { ...result.metadata, managedFields: undefined } }, { ...live, metadata: { ...live.metadata, managedFields: undefined } });
   kept.push(unchanged ? previous : { manager, operation: "Apply", apiVersion, time, fieldsType: "FieldsV1", fieldsV1 });
   result.metadata ??= {};
   result.metadata.managedFields = sortEntries(kept);

@@ -29,7 +29,15 @@ const DNS1035_LABEL_RE = new RegExp(`^${DNS1035_LABEL_FMT}$`);
 export function dns1123LabelErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > 63) errs.push(maxLenError(63));
-  if (!DNS1123_LABEL_RE.test(value)) errs.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", DNS1123_LABEL_FMT, "my-name", "123-abc"));
+  if (!DNS1123_LABEL_RE.test(value))
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        DNS1123_LABEL_FMT,
+        "my-name",
+        "123-abc",
+      ),
+    );
   return errs;
 }
 
@@ -37,7 +45,14 @@ export function dns1123LabelErrors(value: string): string[] {
 export function dns1123SubdomainErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > 253) errs.push(maxLenError(253));
-  if (!DNS1123_SUBDOMAIN_RE.test(value)) errs.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", DNS1123_SUBDOMAIN_FMT, "example.com"));
+  if (!DNS1123_SUBDOMAIN_RE.test(value))
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        DNS1123_SUBDOMAIN_FMT,
+        "example.com",
+      ),
+    );
   return errs;
 }
 
@@ -45,7 +60,15 @@ export function dns1123SubdomainErrors(value: string): string[] {
 export function dns1035LabelErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > 63) errs.push(maxLenError(63));
-  if (!DNS1035_LABEL_RE.test(value)) errs.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", DNS1035_LABEL_FMT, "my-name", "abc-123"));
+  if (!DNS1035_LABEL_RE.test(value))
+    errs.push(
+      regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+        DNS1035_LABEL_FMT,
+        "my-name",
+        "abc-123",
+      ),
+    );
   return errs;
 }
 

@@ -35,7 +35,20 @@ function gvPath(group: string, version: string): string {
 /** client-node's models leave out the description of every metadata field; it is the same everywhere. */
 const METADATA_DESCRIPTION = "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
-const META = new Set(["ObjectMeta", "ListMeta", "LabelSelector", "LabelSelectorRequirement", "OwnerReference", "ManagedFieldsEntry", "Condition", "Status", "StatusDetails", "StatusCause", "DeleteOptions", "Preconditions"]);
+const META = new Set([
+  "ObjectMeta",
+  "ListMeta",
+  "LabelSelector",
+  "LabelSelectorRequirement",
+  "OwnerReference",
+  "ManagedFieldsEntry",
+  "Condition",
+  "Status",
+  "StatusDetails",
+  "StatusCause",
+  "DeleteOptions",
+  "Preconditions",
+]);
 
 /** Builds (once) the schemas of the models reachable from the served kinds. */
 class SchemaBuilder {
@@ -118,7 +131,13 @@ class SchemaBuilder {
     } catch {
       return { fields, required };
     }
-    const clean = (c: string) => c.split("\n").map((l) => l.replace(/^\s*\*\s?/, "").trim()).filter(Boolean).join(" ").replace(/\\'/g, "'");
+    const clean = (c: string) =>
+      c
+        .split("\n")
+        .map((l) => l.replace(/^\s*\*\s?/, "").trim())
+        .filter(Boolean)
+        .join(" ")
+        .replace(/\\'/g, "'");
     const start = text.indexOf("export declare class");
     // The class's own comment is the last one before its declaration (the file's banner comes first).
     const open = text.lastIndexOf("/**", start);
@@ -138,9 +157,14 @@ const QUERY = (name: string, description: string, type = "string"): Obj => ({ na
 const WRITE_PARAMS = [
   QUERY("dryRun", "When present, indicates that modifications should not be persisted."),
   QUERY("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes."),
-  QUERY("fieldValidation", "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: Ignore, Warn (the default), Strict."),
+  QUERY(
+    "fieldValidation",
+    "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: Ignore, Warn (the default), Strict.",
+  ),
 ];
-const LIST_PARAMS = ["labelSelector", "fieldSelector", "continue", "resourceVersion"].map((n) => QUERY(n, `${n} of the list or watch.`)).concat([QUERY("limit", "limit of the list.", "integer"), QUERY("watch", "Watch for changes.", "boolean")]);
+const LIST_PARAMS = ["labelSelector", "fieldSelector", "continue", "resourceVersion"]
+  .map((n) => QUERY(n, `${n} of the list or watch.`))
+  .concat([QUERY("limit", "limit of the list.", "integer"), QUERY("watch", "Watch for changes.", "boolean")]);
 
 function operation(def: ResourceDef, version: string, action: string, id: string, ref: string | undefined, params: Obj[], body: boolean): Obj {
   const content = ref ? { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } } : undefined;
@@ -170,7 +194,8 @@ function pathsOf(def: ResourceDef, version: string, ref: string | undefined): Ob
   if (verbs.has("get")) item.get = operation(def, version, "get", `read${id}`, ref, [], false);
   if (verbs.has("update")) item.put = operation(def, version, "put", `replace${id}`, ref, WRITE_PARAMS, true);
   if (verbs.has("patch")) item.patch = operation(def, version, "patch", `patch${id}`, ref, [...WRITE_PARAMS, QUERY("force", "Force is going to force Apply requests.", "boolean")], true);
-  if (verbs.has("delete")) item.delete = operation(def, version, "delete", `delete${id}`, undefined, [QUERY("gracePeriodSeconds", "The duration in seconds before the object should be deleted.", "integer")], false);
+  if (verbs.has("delete"))
+    item.delete = operation(def, version, "delete", `delete${id}`, undefined, [QUERY("gracePeriodSeconds", "The duration in seconds before the object should be deleted.", "integer")], false);
   out[`${base}/{name}`] = item;
   return out;
 }
@@ -232,7 +257,12 @@ export class OpenApi {
    */
   async v2(): Promise<string> {
     await this.load();
-    this.v2Body ??= JSON.stringify(swaggerV2(this.kindIndex!.schemas, [...this.documents!.values()].map((d) => JSON.parse(d.body).paths as Obj)));
+    this.v2Body ??= JSON.stringify(
+      swaggerV2(
+        this.kindIndex!.schemas,
+        [...this.documents!.values()].map((d) => JSON.parse(d.body).paths as Obj),
+      ),
+    );
     return this.v2Body;
   }
 
@@ -244,7 +274,6 @@ export class OpenApi {
     return this.kindIndex!;
   }
 }
-
 
 /** A v3 schema (or parameter schema) in v2's terms: refs to definitions, int-or-string as v2 writes it. */
 function v2Schema(schema: unknown): unknown {
@@ -265,7 +294,13 @@ function v2Schema(schema: unknown): unknown {
 
 /** One v3 operation as v2 writes it. */
 function v2Operation(op: Obj): Obj {
-  const parameters: Obj[] = ((op.parameters ?? []) as Obj[]).map((p) => ({ name: p.name, in: p.in, ...(p.description ? { description: p.description } : {}), ...(p.required ? { required: true } : {}), ...(v2Schema(p.schema) as Obj) }));
+  const parameters: Obj[] = ((op.parameters ?? []) as Obj[]).map((p) => ({
+    name: p.name,
+    in: p.in,
+    ...(p.description ? { description: p.description } : {}),
+    ...(p.required ? { required: true } : {}),
+    ...(v2Schema(p.schema) as Obj),
+  }));
   const body = op.requestBody?.content?.["application/json"]?.schema;
   if (body) parameters.push({ name: "body", in: "body", required: true, schema: v2Schema(body) });
   const responses: Obj = {};
@@ -283,7 +318,8 @@ function swaggerV2(schemas: Record<string, Obj>, documents: Obj[]): Obj {
     for (const [path, item] of Object.entries(doc)) {
       const out: Obj = {};
       for (const [method, op] of Object.entries(item as Obj)) {
-        out[method] = method === "parameters" ? (op as Obj[]).map((p) => ({ name: p.name, in: p.in, ...(p.required ? { required: true } : {}), ...(v2Schema(p.schema) as Obj) })) : v2Operation(op as Obj);
+        out[method] =
+          method === "parameters" ? (op as Obj[]).map((p) => ({ name: p.name, in: p.in, ...(p.required ? { required: true } : {}), ...(v2Schema(p.schema) as Obj) })) : v2Operation(op as Obj);
       }
       paths[path] = out;
     }

@@ -130,7 +130,16 @@ const MAX_JSON_PATCH_OPERATIONS = 10_000;
  * with the patch library's message as the one cause.
  */
 function patchDoesNotApply(message: string): ApiError {
-  return new ApiError({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "the server rejected our request due to an error in our request", reason: "Invalid", details: { causes: [{ reason: "UnexpectedServerResponse", message }] }, code: 422 });
+  return new ApiError({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message: "the server rejected our request due to an error in our request",
+    reason: "Invalid",
+    details: { causes: [{ reason: "UnexpectedServerResponse", message }] },
+    code: 422,
+  });
 }
 
 /** What went wrong, in one line: the operation and the library's reason (never the document, which its message includes). */

@@ -39,7 +39,13 @@ const OBJECT_META: Message = {
   14: ["finalizers", "string", true],
 };
 const LABEL_SELECTOR: Message = { 1: ["matchLabels", { map: "string" }], 2: ["matchExpressions", { 1: ["key", "string"], 2: ["operator", "string"], 3: ["values", "string", true] }, true] };
-const POLICY_RULE: Message = { 1: ["verbs", "string", true], 2: ["apiGroups", "string", true], 3: ["resources", "string", true], 4: ["resourceNames", "string", true], 5: ["nonResourceURLs", "string", true] };
+const POLICY_RULE: Message = {
+  1: ["verbs", "string", true],
+  2: ["apiGroups", "string", true],
+  3: ["resources", "string", true],
+  4: ["resourceNames", "string", true],
+  5: ["nonResourceURLs", "string", true],
+};
 const SUBJECT: Message = { 1: ["kind", "string"], 2: ["apiGroup", "string"], 3: ["name", "string"], 4: ["namespace", "string"] };
 const ROLE_REF: Message = { 1: ["apiGroup", "string"], 2: ["kind", "string"], 3: ["name", "string"] };
 const SERVICE_PORT: Message = { 1: ["name", "string"], 2: ["protocol", "string"], 3: ["port", "int"], 4: ["targetPort", "intOrString"], 5: ["nodePort", "int"], 6: ["appProtocol", "string"] };
@@ -66,7 +72,10 @@ const KINDS: Record<string, Message> = {
   "v1/Service": { 1: ["metadata", OBJECT_META], 2: ["spec", SERVICE_SPEC] },
   "v1/ServiceAccount": { 1: ["metadata", OBJECT_META], 4: ["automountServiceAccountToken", "bool"] },
   "v1/Namespace": { 1: ["metadata", OBJECT_META] },
-  "policy/v1/PodDisruptionBudget": { 1: ["metadata", OBJECT_META], 2: ["spec", { 1: ["minAvailable", "intOrString"], 2: ["selector", LABEL_SELECTOR], 3: ["maxUnavailable", "intOrString"], 4: ["unhealthyPodEvictionPolicy", "string"] }] },
+  "policy/v1/PodDisruptionBudget": {
+    1: ["metadata", OBJECT_META],
+    2: ["spec", { 1: ["minAvailable", "intOrString"], 2: ["selector", LABEL_SELECTOR], 3: ["maxUnavailable", "intOrString"], 4: ["unhealthyPodEvictionPolicy", "string"] }],
+  },
   "rbac.authorization.k8s.io/v1/Role": { 1: ["metadata", OBJECT_META], 2: ["rules", POLICY_RULE, true] },
   "rbac.authorization.k8s.io/v1/ClusterRole": { 1: ["metadata", OBJECT_META], 2: ["rules", POLICY_RULE, true], 3: ["aggregationRule", { 1: ["clusterRoleSelectors", LABEL_SELECTOR, true] }] },
   "rbac.authorization.k8s.io/v1/RoleBinding": { 1: ["metadata", OBJECT_META], 2: ["subjects", SUBJECT, true], 3: ["roleRef", ROLE_REF] },

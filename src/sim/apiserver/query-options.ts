@@ -124,7 +124,8 @@ const PROPAGATION_POLICIES = ["Foreground", "Background", "Orphan", "nil"];
 /** The causes ValidateFieldManager gives. */
 function fieldManagerCauses(fieldManager: string): StatusCause[] {
   const causes: StatusCause[] = [];
-  if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_LENGTH) causes.push({ field: "fieldManager", reason: "FieldValueTooLong", message: `Too long: may not be more than ${FIELD_MANAGER_MAX_LENGTH} bytes` });
+  if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_LENGTH)
+    causes.push({ field: "fieldManager", reason: "FieldValueTooLong", message: `Too long: may not be more than ${FIELD_MANAGER_MAX_LENGTH} bytes` });
   let position = 0;
   for (const ch of fieldManager) {
     // unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.

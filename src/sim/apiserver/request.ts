@@ -74,7 +74,11 @@ export function selectorsOf(t: Target, q: URLSearchParams): Selectors {
   const label = parseLabelSelector(q.get("labelSelector") ?? "");
   const fieldText = q.get("fieldSelector") ?? "";
   const field = parseFieldSelector(t.def.view ? storedFieldSelector(fieldText) : fieldText);
-  const getter = fieldGetter(t.def.resource, field.requirements.map((r) => r.field), t.def.kind);
+  const getter = fieldGetter(
+    t.def.resource,
+    field.requirements.map((r) => r.field),
+    t.def.kind,
+  );
   const hasField = field.requirements.length > 0;
   const hasLabel = label.requirements.length > 0;
   const matches = (o: KObject) => (!hasLabel || label.matches(o.metadata.labels)) && (!hasField || field.matches(getter(o)));

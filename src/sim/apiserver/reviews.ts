@@ -24,9 +24,13 @@ export const REVIEW_GROUPS = new Set(["authorization.k8s.io", "authentication.k8
 function attributesOf(spec: Obj, kind: string, name: string): RequestAttributes {
   const r = spec.resourceAttributes as Obj | undefined;
   const n = spec.nonResourceAttributes as Obj | undefined;
-  if (r && n) throw invalid(kind, "authorization.k8s.io", name, [{ field: "spec.nonResourceAttributes", message: `Invalid value: "null": cannot be specified in combination with resourceAttributes` }]);
+  if (r && n)
+    throw invalid(kind, "authorization.k8s.io", name, [{ field: "spec.nonResourceAttributes", message: `Invalid value: "null": cannot be specified in combination with resourceAttributes` }]);
   if (n) return { isResourceRequest: false, path: String(n.path ?? ""), verb: String(n.verb ?? ""), apiGroup: "", apiVersion: "", namespace: "", resource: "", subresource: "", name: "" };
-  if (!r) throw invalid(kind, "authorization.k8s.io", name, [{ field: "spec.resourceAttributes", message: "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified", reason: "FieldValueRequired" }]);
+  if (!r)
+    throw invalid(kind, "authorization.k8s.io", name, [
+      { field: "spec.resourceAttributes", message: "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified", reason: "FieldValueRequired" },
+    ]);
   return {
     isResourceRequest: true,
     path: "",
@@ -55,7 +59,13 @@ function compactRules(rules: PolicyRule[]): { resourceRules: Obj[]; nonResourceR
   const nonResourceRules: Obj[] = [];
   for (const r of rules) {
     if ((r.nonResourceURLs ?? []).length) nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
-    else resourceRules.push({ verbs: r.verbs, ...(r.apiGroups ? { apiGroups: r.apiGroups } : {}), ...(r.resources ? { resources: r.resources } : {}), ...(r.resourceNames ? { resourceNames: r.resourceNames } : {}) });
+    else
+      resourceRules.push({
+        verbs: r.verbs,
+        ...(r.apiGroups ? { apiGroups: r.apiGroups } : {}),
+        ...(r.resources ? { resources: r.resources } : {}),
+        ...(r.resourceNames ? { resourceNames: r.resourceNames } : {}),
+      });
   }
   return { resourceRules, nonResourceRules };
 }
@@ -71,7 +81,8 @@ export function serveReview(cluster: SimCluster, access: AccessControl, user: Us
       return answer(cluster, res, t, obj, accessStatus(access, user, attributesOf(spec, t.def.kind, name)));
     case "SubjectAccessReview":
     case "LocalSubjectAccessReview": {
-      if (!spec.user && !(spec.groups ?? []).length) throw invalid(t.def.kind, "authorization.k8s.io", name, [{ field: "spec.user", message: `Invalid value: "": at least one of user or group must be specified` }]);
+      if (!spec.user && !(spec.groups ?? []).length)
+        throw invalid(t.def.kind, "authorization.k8s.io", name, [{ field: "spec.user", message: `Invalid value: "": at least one of user or group must be specified` }]);
       const a = attributesOf(spec, t.def.kind, name);
       if (t.def.kind === "LocalSubjectAccessReview") {
         if (a.namespace && a.namespace !== t.namespace) throw badRequest(`spec.resourceAttributes.namespace must match namespace: ${t.namespace}`);
@@ -114,10 +125,14 @@ export function serveTokenRequest(cluster: SimCluster, access: AccessControl, t:
   const spec = (req.spec ?? {}) as Obj;
   const expirationSeconds = spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS;
   if (!Number.isInteger(expirationSeconds) || expirationSeconds < MIN_EXPIRATION_SECONDS) {
-    throw invalid("TokenRequest", "authentication.k8s.io", t.name!, [{ field: "spec.expirationSeconds", message: `Invalid value: ${JSON.stringify(expirationSeconds)}: may not specify a duration less than 10 minutes` }]);
+    throw invalid("TokenRequest", "authentication.k8s.io", t.name!, [
+      { field: "spec.expirationSeconds", message: `Invalid value: ${JSON.stringify(expirationSeconds)}: may not specify a duration less than 10 minutes` },
+    ]);
   }
   if (expirationSeconds > 2 ** 32) {
-    throw invalid("TokenRequest", "authentication.k8s.io", t.name!, [{ field: "spec.expirationSeconds", message: `Invalid value: ${expirationSeconds}: may not specify a duration larger than 2^32 seconds` }]);
+    throw invalid("TokenRequest", "authentication.k8s.io", t.name!, [
+      { field: "spec.expirationSeconds", message: `Invalid value: ${expirationSeconds}: may not specify a duration larger than 2^32 seconds` },
+    ]);
   }
   const audiences = ((spec.audiences ?? []) as string[]).length ? (spec.audiences as string[]) : [API_AUDIENCE];
   const minted = access.authenticator.mint(t.namespace!, t.name!, sa.metadata.uid!, audiences, expirationSeconds);

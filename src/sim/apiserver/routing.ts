@@ -23,10 +23,7 @@ export const VERSION_INFO = {
 
 const HEALTH_PATHS = ["/healthz", "/readyz", "/livez"];
 
-export type Route =
-  | { kind: "document"; body: object }
-  | { kind: "health" }
-  | { kind: "resource"; target: Target; verb: string };
+export type Route = { kind: "document"; body: object } | { kind: "health" } | { kind: "resource"; target: Target; verb: string };
 
 /** Resolve a request's path and method; unknown paths throw the apiserver's 404. */
 export function resolveRoute(url: URL, method: string, serverAddress: string): Route {

@@ -48,7 +48,8 @@ export function prepareForUpdate(def: ResourceDef, obj: KObject, old: KObject): 
     spec.clusterIP ??= was.clusterIP;
     spec.clusterIPs ??= was.clusterIPs;
     obj.spec = spec;
-    if (spec.clusterIP !== was.clusterIP) throw invalid("Service", "", obj.metadata.name, [{ field: "spec.clusterIPs[0]", message: `Invalid value: ${JSON.stringify(spec.clusterIP)}: may not change once set` }]);
+    if (spec.clusterIP !== was.clusterIP)
+      throw invalid("Service", "", obj.metadata.name, [{ field: "spec.clusterIPs[0]", message: `Invalid value: ${JSON.stringify(spec.clusterIP)}: may not change once set` }]);
   }
   if (def.kind === "RoleBinding" || def.kind === "ClusterRoleBinding") {
     if (JSON.stringify((obj as Obj).roleRef) !== JSON.stringify((old as Obj).roleRef)) {
@@ -102,7 +103,9 @@ export function validate(def: ResourceDef, obj: KObject): void {
     const conds = ((obj.status as Obj | undefined)?.conditions ?? []) as Obj[];
     for (const [i, c] of conds.entries()) {
       if (!["True", "False", "Unknown"].includes(c.status)) {
-        throw invalid("Node", "", obj.metadata.name, [{ field: `status.conditions[${i}].status`, message: `Unsupported value: "${c.status}": supported values: "False", "True", "Unknown"`, reason: "FieldValueNotSupported" }]);
+        throw invalid("Node", "", obj.metadata.name, [
+          { field: `status.conditions[${i}].status`, message: `Unsupported value: "${c.status}": supported values: "False", "True", "Unknown"`, reason: "FieldValueNotSupported" },
+        ]);
       }
     }
   }
@@ -110,7 +113,10 @@ export function validate(def: ResourceDef, obj: KObject): void {
     const ref = (obj as Obj).roleRef as Obj | undefined;
     if (!ref?.name) throw invalid(def.kind, def.group, obj.metadata.name, [{ field: "roleRef.name", message: "Required value", reason: "FieldValueRequired" }]);
     const kinds = def.kind === "RoleBinding" ? ["Role", "ClusterRole"] : ["ClusterRole"];
-    if (!kinds.includes(ref.kind)) throw invalid(def.kind, def.group, obj.metadata.name, [{ field: "roleRef.kind", message: `Unsupported value: ${JSON.stringify(ref.kind)}: supported values: ${kinds.map((k) => JSON.stringify(k)).join(", ")}`, reason: "FieldValueNotSupported" }]);
+    if (!kinds.includes(ref.kind))
+      throw invalid(def.kind, def.group, obj.metadata.name, [
+        { field: "roleRef.kind", message: `Unsupported value: ${JSON.stringify(ref.kind)}: supported values: ${kinds.map((k) => JSON.stringify(k)).join(", ")}`, reason: "FieldValueNotSupported" },
+      ]);
   }
   if (def.kind === "Lease") {
     const d = (obj.spec as Obj | undefined)?.leaseDurationSeconds;

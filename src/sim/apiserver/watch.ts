@@ -110,7 +110,9 @@ export class WatchServer {
       },
     };
     const bookmark = (annotations?: Record<string, string>, resourceVersion = store.resourceVersion) =>
-      res.write(`{"type":"BOOKMARK","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{"resourceVersion":"${resourceVersion}","creationTimestamp":null${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}}}}\n`);
+      res.write(
+        `{"type":"BOOKMARK","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{"resourceVersion":"${resourceVersion}","creationTimestamp":null${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}}}}\n`,
+      );
     if (initialEvents === true || (initialEvents === undefined && (rvText === "" || rvText === "0"))) {
       // The state as of now (entries are immutable, so the snapshot holds), written at the
       // reader's pace; changes after it wait in `pending` so that none slips between.
@@ -211,7 +213,8 @@ function validateWatchListOptions(o: ListOptions, watchList: boolean): void {
   if (sendInitialEvents !== undefined && !watchList) {
     causes.push({ field: "sendInitialEvents", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled" });
   } else if (sendInitialEvents !== undefined) {
-    if (match !== "NotOlderThan") causes.push({ field: "resourceVersionMatch", reason: "FieldValueInvalid", message: `Invalid value: "${match}": sendInitialEvents requires setting resourceVersionMatch to NotOlderThan` });
+    if (match !== "NotOlderThan")
+      causes.push({ field: "resourceVersionMatch", reason: "FieldValueInvalid", message: `Invalid value: "${match}": sendInitialEvents requires setting resourceVersionMatch to NotOlderThan` });
     if (!o.allowWatchBookmarks) causes.push({ field: "allowWatchBookmarks", reason: "FieldValueForbidden", message: "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true" });
   } else if (match !== "") {
     causes.push({ field: "resourceVersionMatch", reason: "FieldValueForbidden", message: "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided" });

@@ -161,7 +161,8 @@ function serveApply(cluster: SimCluster, t: Target, options: WriteOptions, body:
   }
   if (typeof applied !== "object" || applied === null || Array.isArray(applied)) throw badRequest("error decoding YAML: the apply configuration is not an object");
   const served = apiVersionOf(t.def.group, t.version);
-  if (applied.apiVersion !== served || applied.kind !== t.def.kind) throw badRequest(`the apply configuration's apiVersion and kind (${applied.apiVersion ?? ""}, ${applied.kind ?? ""}) do not match the resource (${served}, ${t.def.kind})`);
+  if (applied.apiVersion !== served || applied.kind !== t.def.kind)
+    throw badRequest(`the apply configuration's apiVersion and kind (${applied.apiVersion ?? ""}, ${applied.kind ?? ""}) do not match the resource (${served}, ${t.def.kind})`);
   applied.metadata ??= {};
   if (applied.metadata.name && applied.metadata.name !== t.name) throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${t.name})`);
   const manager = options.fieldManager;

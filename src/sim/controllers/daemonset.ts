@@ -49,7 +49,10 @@ export class DaemonSetController {
       for (const { obj: p } of store.byIndexEntries(R.pods, "owner", ds.metadata.uid!)) {
         if (!p.metadata.deletionTimestamp) byNode.set(daemonPodNode(p), p);
       }
-      let desired = 0, ready = 0, current = 0, misscheduled = 0;
+      let desired = 0,
+        ready = 0,
+        current = 0,
+        misscheduled = 0;
       for (const ne of store.values(R.nodes)) {
         const node = ne.obj;
         const eligible = this.eligible(ds, node);

@@ -31,7 +31,9 @@ export class DeploymentController {
         // A new Deployment (say, from kubectl create): its first ReplicaSet.
         rsKeys = [this.ctx.create(R.replicasets, replicaSetFor(d, this.ctx.rng)).key];
       }
-      let replicas = 0, ready = 0, available = 0;
+      let replicas = 0,
+        ready = 0,
+        available = 0;
       for (const rsKey of rsKeys) {
         const rs = store.get(R.replicasets, rsKey)?.obj;
         if (!rs) continue;

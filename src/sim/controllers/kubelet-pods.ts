@@ -27,7 +27,16 @@ function waitingPod(pod: KObject, node: KObject, waiting: Obj, now: string): KOb
       conditions: (was.conditions ?? []) as Obj[],
       ...(hostIP ? { hostIP } : {}),
       startTime: was.startTime ?? now,
-      containerStatuses: ((pod.spec as Obj).containers as Obj[]).map((c) => ({ name: c.name, image: c.image, imageID: "", ready: false, restartCount: 0, started: false, state: { waiting }, lastState: {} })),
+      containerStatuses: ((pod.spec as Obj).containers as Obj[]).map((c) => ({
+        name: c.name,
+        image: c.image,
+        imageID: "",
+        ready: false,
+        restartCount: 0,
+        started: false,
+        state: { waiting },
+        lastState: {},
+      })),
     },
   };
 }

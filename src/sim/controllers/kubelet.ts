@@ -86,7 +86,7 @@ export class Kubelets {
   /** A new machine's kubelet registers: a Ready node, its lease and (unless it has been there all along) its events. */
   register(opts: AddNodeOptions = {}): KObject {
     const { rng, clock } = this.ctx;
-    const pool = opts.pool === "control-plane" ? CONTROL_PLANE_POOL : POOLS.find((p) => p.name === opts.pool) ?? rng.weighted(POOLS.map((p) => [p, p.weight] as const));
+    const pool = opts.pool === "control-plane" ? CONTROL_PLANE_POOL : (POOLS.find((p) => p.name === opts.pool) ?? rng.weighted(POOLS.map((p) => [p, p.weight] as const)));
     const zone = opts.zone ?? rng.pick(ZONES);
     const index = this.nodeCounter++;
     const name = opts.name ?? `${pool.name}-${zone.slice(-1)}-${rng.suffix(5)}`;

@@ -65,10 +65,14 @@ export class NodeLifecycleController {
           cond.message = "Kubelet stopped posting node status.";
           cond.lastTransitionTime = clock.iso(now);
         }
-        setTaints(c, [
-          { key: "node.kubernetes.io/unreachable", effect: "NoSchedule" },
-          { key: "node.kubernetes.io/unreachable", effect: "NoExecute", timeAdded: clock.iso(now) },
-        ], READY_TAINT_KEYS);
+        setTaints(
+          c,
+          [
+            { key: "node.kubernetes.io/unreachable", effect: "NoSchedule" },
+            { key: "node.kubernetes.io/unreachable", effect: "NoExecute", timeAdded: clock.iso(now) },
+          ],
+          READY_TAINT_KEYS,
+        );
       });
       this.ctx.nodeEvent(node, "NodeNotReady", `Node ${node} status is now: NodeNotReady`, "node-controller");
     }

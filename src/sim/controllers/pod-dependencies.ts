@@ -31,11 +31,15 @@ export function mountProblem(pod: KObject, store: ObjectStore): string | undefin
   // kube-root-ca.crt is in every namespace of a real cluster (the root CA publisher's); the simulator does not store it.
   const missing = (resource: string, name: string) => !(resource === R.configmaps && name === ROOT_CA_CONFIGMAP) && !store.get(resource, objectKey(ns, name));
   for (const v of ((pod.spec as Obj).volumes ?? []) as Obj[]) {
-    if (v.secret && !v.secret.optional && missing(R.secrets, v.secret.secretName)) return `MountVolume.SetUp failed for volume ${JSON.stringify(v.name)} : secret ${JSON.stringify(v.secret.secretName)} not found`;
-    if (v.configMap && !v.configMap.optional && missing(R.configmaps, v.configMap.name)) return `MountVolume.SetUp failed for volume ${JSON.stringify(v.name)} : configmap ${JSON.stringify(v.configMap.name)} not found`;
+    if (v.secret && !v.secret.optional && missing(R.secrets, v.secret.secretName))
+      return `MountVolume.SetUp failed for volume ${JSON.stringify(v.name)} : secret ${JSON.stringify(v.secret.secretName)} not found`;
+    if (v.configMap && !v.configMap.optional && missing(R.configmaps, v.configMap.name))
+      return `MountVolume.SetUp failed for volume ${JSON.stringify(v.name)} : configmap ${JSON.stringify(v.configMap.name)} not found`;
     for (const s of (v.projected?.sources ?? []) as Obj[]) {
-      if (s.secret && !s.secret.optional && missing(R.secrets, s.secret.name)) return `MountVolume.SetUp failed for volume ${JSON.stringify(v.name)} : secret ${JSON.stringify(s.secret.name)} not found`;
-      if (s.configMap && !s.configMap.optional && missing(R.configmaps, s.configMap.name)) return `MountVolume.SetUp failed for volume ${JSON.stringify(v.name)} : configmap ${JSON.stringify(s.configMap.name)} not found`;
+      if (s.secret && !s.secret.optional && missing(R.secrets, s.secret.name))
+        return `MountVolume.SetUp failed for volume ${JSON.stringify(v.name)} : secret ${JSON.stringify(s.secret.name)} not found`;
+      if (s.configMap && !s.configMap.optional && missing(R.configmaps, s.configMap.name))
+        return `MountVolume.SetUp failed for volume ${JSON.stringify(v.name)} : configmap ${JSON.stringify(s.configMap.name)} not found`;
     }
   }
   return undefined;
@@ -48,7 +52,8 @@ export function configProblem(pod: KObject, store: ObjectStore): { container: st
   for (const c of ((pod.spec as Obj).containers ?? []) as Obj[]) {
     for (const from of (c.envFrom ?? []) as Obj[]) {
       if (from.secretRef && !from.secretRef.optional && missing(R.secrets, from.secretRef.name)) return { container: c.name, message: `secret ${JSON.stringify(from.secretRef.name)} not found` };
-      if (from.configMapRef && !from.configMapRef.optional && missing(R.configmaps, from.configMapRef.name)) return { container: c.name, message: `configmap ${JSON.stringify(from.configMapRef.name)} not found` };
+      if (from.configMapRef && !from.configMapRef.optional && missing(R.configmaps, from.configMapRef.name))
+        return { container: c.name, message: `configmap ${JSON.stringify(from.configMapRef.name)} not found` };
     }
     for (const e of (c.env ?? []) as Obj[]) {
       const s = e.valueFrom?.secretKeyRef;

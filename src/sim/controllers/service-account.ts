@@ -17,7 +17,12 @@ export class ServiceAccountController {
   start(): void {
     for (const ns of this.cluster.store.list(R.namespaces)) this.ensure(ns.obj.metadata.name);
     this.cluster.store.subscribe((e: StoreEvent) => {
-      const name = e.type === "DELETED" && e.resource === R.serviceaccounts && e.entry.obj.metadata.name === "default" ? e.entry.obj.metadata.namespace : e.type === "ADDED" && e.resource === R.namespaces ? e.entry.obj.metadata.name : undefined;
+      const name =
+        e.type === "DELETED" && e.resource === R.serviceaccounts && e.entry.obj.metadata.name === "default"
+          ? e.entry.obj.metadata.namespace
+          : e.type === "ADDED" && e.resource === R.namespaces
+            ? e.entry.obj.metadata.name
+            : undefined;
       // Not inside the store's event: the write goes in the cluster's next tick.
       if (name) this.cluster.later(0, () => this.ensure(name));
     });

@@ -71,7 +71,14 @@ export class TaintEvictionController {
         this.ctx.update(R.pods, key, (p) => {
           const status = (p.status ??= {}) as Obj;
           const conditions = ((status.conditions ??= []) as Obj[]).filter((c) => c.type !== "DisruptionTarget");
-          conditions.push({ type: "DisruptionTarget", status: "True", lastProbeTime: null, lastTransitionTime: clock.iso(now), reason: "DeletionByTaintManager", message: "Taint manager: deleting due to NoExecute taint" });
+          conditions.push({
+            type: "DisruptionTarget",
+            status: "True",
+            lastProbeTime: null,
+            lastTransitionTime: clock.iso(now),
+            reason: "DeletionByTaintManager",
+            message: "Taint manager: deleting due to NoExecute taint",
+          });
           status.conditions = conditions;
         });
         this.ctx.deletePod(key, undefined);

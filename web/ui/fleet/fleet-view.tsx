@@ -110,7 +110,9 @@ export function FleetView() {
 
   return (
     <main id="main" class="fleet" aria-labelledby="fleet-title">
-      <h1 id="fleet-title" tabIndex={-1}>Fleet</h1>
+      <h1 id="fleet-title" tabIndex={-1}>
+        Fleet
+      </h1>
       <form class="controls" onSubmit={(event) => (event.preventDefault(), setSelector(selectorDraft))}>
         <fieldset class="grouping">
           <legend>Group by</legend>

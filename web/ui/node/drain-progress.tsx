@@ -33,8 +33,7 @@ function PhaseBar({ counts, percent }: { counts: PhaseCounts; percent: number })
       data-notremoved={counts.notRemoved}
     >
       <div class="phase-track" role="img" aria-label={`${percent.toFixed(0)}% gone: ${words}`}>
-        {toRemove > 0 &&
-          PHASES.map(([key, phase]) => counts[key] > 0 && <span key={phase} class={`phase phase-${phase.toLowerCase()}`} style={{ width: `${(counts[key] / toRemove) * 100}%` }} />)}
+        {toRemove > 0 && PHASES.map(([key, phase]) => counts[key] > 0 && <span key={phase} class={`phase phase-${phase.toLowerCase()}`} style={{ width: `${(counts[key] / toRemove) * 100}%` }} />)}
       </div>
       <p class="phase-words">
         {percent.toFixed(0)}% gone of {toRemove} {toRemove === 1 ? "pod" : "pods"} to remove: {words}

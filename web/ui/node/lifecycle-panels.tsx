@@ -79,7 +79,10 @@ export function LifecyclePanels({ cluster, name, version, caller }: { cluster: s
           <ul class="plain">
             {data.debugPods.map((p) => (
               <li key={p.name}>
-                <code>{p.namespace}/{p.name}</code> ({p.image}), deleted {when(p.expiresAt)}: <code>{p.attachCommand}</code>
+                <code>
+                  {p.namespace}/{p.name}
+                </code>{" "}
+                ({p.image}), deleted {when(p.expiresAt)}: <code>{p.attachCommand}</code>
               </li>
             ))}
           </ul>
@@ -99,7 +102,11 @@ function Countdown({ outlook }: { outlook: NonNullable<Lifecycle["evictionOutloo
     <section class="eviction-countdown" aria-labelledby="countdown-title" data-eviction-countdown="running">
       <h2 id="countdown-title">Eviction countdown</h2>
       <p>
-        Tainted <code>{outlook.taint.key}:{outlook.taint.effect}</code> since {when(outlook.taintedSince)}.{" "}
+        Tainted{" "}
+        <code>
+          {outlook.taint.key}:{outlook.taint.effect}
+        </code>{" "}
+        since {when(outlook.taintedSince)}.{" "}
         {next ? (
           <strong role="timer">
             Next eviction in {duration(left(next.evictAt!))}: {next.namespace}/{next.name}
@@ -144,7 +151,10 @@ function KubeletConfig({ data }: { data: Lifecycle }) {
       <td>− {show(k.systemReserved[key] ?? 0)}</td>
       <td>− {signal ? eviction(signal) : "none"}</td>
       <td>= {show(k.expectedAllocatable[key] ?? 0)}</td>
-      <td>{show(data.allocatable[key] ?? 0)}{k.allocatableMismatch.includes(resource) ? " (does not add up)" : ""}</td>
+      <td>
+        {show(data.allocatable[key] ?? 0)}
+        {k.allocatableMismatch.includes(resource) ? " (does not add up)" : ""}
+      </td>
     </tr>
   );
   return (

@@ -139,10 +139,28 @@ export function MaintenancePanel({ node, drained, changed }: Props) {
             <input type="checkbox" name="dryRun" checked={options.dryRun} onChange={toggle("dryRun")} /> {OPTION_LABELS.dryRun}
           </label>
           <label>
-            Grace period (s) <input name="gracePeriodSeconds" inputMode="numeric" pattern="-?[0-9]*" size={6} value={grace} placeholder="pod's own" onInput={(event) => setGrace((event.target as HTMLInputElement).value)} />
+            Grace period (s){" "}
+            <input
+              name="gracePeriodSeconds"
+              inputMode="numeric"
+              pattern="-?[0-9]*"
+              size={6}
+              value={grace}
+              placeholder="pod's own"
+              onInput={(event) => setGrace((event.target as HTMLInputElement).value)}
+            />
           </label>
           <label>
-            Timeout (s) <input name="timeoutSeconds" inputMode="numeric" pattern="[0-9]*" size={6} value={timeout} placeholder="service's" onInput={(event) => setTimeoutText((event.target as HTMLInputElement).value)} />
+            Timeout (s){" "}
+            <input
+              name="timeoutSeconds"
+              inputMode="numeric"
+              pattern="[0-9]*"
+              size={6}
+              value={timeout}
+              placeholder="service's"
+              onInput={(event) => setTimeoutText((event.target as HTMLInputElement).value)}
+            />
           </label>
           <label>
             Pod selector <input name="podSelector" value={podSelector} placeholder="all pods" onInput={(event) => setPodSelector((event.target as HTMLInputElement).value)} />

@@ -75,11 +75,7 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
 
   useEffect(() => {
     load();
-    const stops = [
-      subscribe(NODE_CHANGED, { cluster, filter: { names: [name] } }, load),
-      subscribe(NODE_MAINTENANCE, { cluster, node: name }, load),
-      onReconnect(load),
-    ];
+    const stops = [subscribe(NODE_CHANGED, { cluster, filter: { names: [name] } }, load), subscribe(NODE_MAINTENANCE, { cluster, node: name }, load), onReconnect(load)];
     return () => stops.forEach((stop) => stop());
   }, [cluster, name]);
 
@@ -109,7 +105,15 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
 
   const ready = node.ready === "TRUE" ? "true" : node.ready === "FALSE" ? "false" : "unknown";
   return (
-    <main id="main" class="node-page" data-node-page={node.id} data-stale={String(Boolean(clusterState?.disconnectedSince))} data-ready={ready} data-cordoned={String(node.unschedulable)} data-draining={String(node.activeDrain !== null)}>
+    <main
+      id="main"
+      class="node-page"
+      data-node-page={node.id}
+      data-stale={String(Boolean(clusterState?.disconnectedSince))}
+      data-ready={ready}
+      data-cordoned={String(node.unschedulable)}
+      data-draining={String(node.activeDrain !== null)}
+    >
       <p class="crumbs">
         <a href="/ui/">Fleet</a> / {node.cluster}
       </p>
@@ -185,9 +189,7 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
             <p class="muted">None.</p>
           )}
           <h2>Addresses</h2>
-          <dl>
-            {node.addresses.map((a) => [<dt key={`${a.type}t`}>{a.type}</dt>, <dd key={`${a.type}d${a.address}`}>{a.address}</dd>])}
-          </dl>
+          <dl>{node.addresses.map((a) => [<dt key={`${a.type}t`}>{a.type}</dt>, <dd key={`${a.type}d${a.address}`}>{a.address}</dd>])}</dl>
           <h2>Versions</h2>
           <dl>
             <dt>kubelet</dt>
@@ -282,7 +284,14 @@ function Resources({ node }: { node: NodeData }) {
           title="Ephemeral storage"
           whole={alloc.ephemeralStorageBytes}
           wholeText={`allocatable ${bytes(alloc.ephemeralStorageBytes)} of capacity ${bytes(cap.ephemeralStorageBytes ?? 0)}`}
-          parts={[{ label: "requests", value: req.ephemeralStorageBytes ?? 0, kind: "bar-requests", text: `${bytes(req.ephemeralStorageBytes ?? 0)}${of(req.ephemeralStorageBytes ?? 0, alloc.ephemeralStorageBytes)}` }]}
+          parts={[
+            {
+              label: "requests",
+              value: req.ephemeralStorageBytes ?? 0,
+              kind: "bar-requests",
+              text: `${bytes(req.ephemeralStorageBytes ?? 0)}${of(req.ephemeralStorageBytes ?? 0, alloc.ephemeralStorageBytes)}`,
+            },
+          ]}
         />
       )}
       {!usage && <p class="muted">No usage sample (metrics.k8s.io has none for this node).</p>}

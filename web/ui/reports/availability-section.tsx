@@ -131,7 +131,12 @@ export function AvailabilitySection() {
                 wholeText={`${g.nodeCount} ${g.nodeCount === 1 ? "node" : "nodes"} · ${g.outages} ${g.outages === 1 ? "outage" : "outages"} (longest ${duration(g.longestOutageSeconds)}) · ${g.flaps} flaps · maintenance ${duration(g.maintenanceSeconds)}`}
                 parts={[
                   // Shares of the whole period: the unobserved part is its own bar, not counted as available.
-                  { label: "available", value: g.readySeconds / periodSeconds(g), kind: "bar-headroom", text: g.availability === null ? "not observed" : `${availability(g.availability)} of observed` },
+                  {
+                    label: "available",
+                    value: g.readySeconds / periodSeconds(g),
+                    kind: "bar-headroom",
+                    text: g.availability === null ? "not observed" : `${availability(g.availability)} of observed`,
+                  },
                   { label: "unobserved", value: g.unobservedSeconds / periodSeconds(g), kind: "bar-unobserved", text: `${duration(g.unobservedSeconds)} unobserved` },
                 ]}
               />
@@ -166,7 +171,8 @@ export function AvailabilitySection() {
                     {n.cluster}/{n.node}
                   </strong>
                   {n.deleted ? " (deleted)" : ""}
-                  {notConfigured.has(n.cluster) ? <span class="warn"> (cluster not configured: recorded history only)</span> : ""}: {observedText(n)}, {n.outages} {n.outages === 1 ? "outage" : "outages"}
+                  {notConfigured.has(n.cluster) ? <span class="warn"> (cluster not configured: recorded history only)</span> : ""}: {observedText(n)}, {n.outages}{" "}
+                  {n.outages === 1 ? "outage" : "outages"}
                 </li>
               ))}
             </ul>

@@ -45,7 +45,12 @@ export function LineChart({ title, times, series, format, forecasts = [] }: { ti
   const label = (t: number) => new Date(t).toISOString().slice(5, 16).replace("T", " ");
   return (
     <figure class="chart-figure">
-      <svg class="chart" viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${title}: ${series.map((s) => `${s.name} peaks at ${format(Math.max(0, ...s.values.filter((v): v is number => v !== null)))}`).join("; ")}`}>
+      <svg
+        class="chart"
+        viewBox={`0 0 ${width} ${height}`}
+        role="img"
+        aria-label={`${title}: ${series.map((s) => `${s.name} peaks at ${format(Math.max(0, ...s.values.filter((v): v is number => v !== null)))}`).join("; ")}`}
+      >
         {ticks.map((t) => (
           <g key={t}>
             <line class="grid" x1={pad.left} x2={width - pad.right} y1={y(t)} y2={y(t)} />
@@ -121,7 +126,8 @@ export function LineChart({ title, times, series, format, forecasts = [] }: { ti
           <ul class="chart-forecasts">
             {forecasts.map((f) => (
               <li key={f.name} data-forecast-group={f.name} data-full-at={f.fullAt === null ? "" : new Date(f.fullAt).toISOString()}>
-                {f.name}: {f.fullAt === null ? "no trend to full (requests not growing towards allocatable within a year)" : `requests reach allocatable ${format(f.level)} on ${fullAtText(f.fullAt, last)}`}
+                {f.name}:{" "}
+                {f.fullAt === null ? "no trend to full (requests not growing towards allocatable within a year)" : `requests reach allocatable ${format(f.level)} on ${fullAtText(f.fullAt, last)}`}
               </li>
             ))}
           </ul>

@@ -18,7 +18,12 @@ interface WindowGroups {
 }
 
 interface ForecastGroups {
-  groups: { key: { value: string | null }[]; cpu: { allocatable: number }; memory: { allocatable: number }; forecast: { cpuRequestsFullAt: string | null; memoryRequestsFullAt: string | null } | null }[];
+  groups: {
+    key: { value: string | null }[];
+    cpu: { allocatable: number };
+    memory: { allocatable: number };
+    forecast: { cpuRequestsFullAt: string | null; memoryRequestsFullAt: string | null } | null;
+  }[];
 }
 
 /** The whole period's forecast per group (hourly points need the period, not one window). */
@@ -101,8 +106,20 @@ export function TrendsSection() {
           </p>
         ) : (
           <div class="charts">
-            <LineChart title={`CPU ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.cpu} format={cores} forecasts={measure === "p95Requests" ? data.cpuForecast : []} />
-            <LineChart title={`Memory ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`} times={data.times} series={data.memory} format={bytes} forecasts={measure === "p95Requests" ? data.memoryForecast : []} />
+            <LineChart
+              title={`CPU ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`}
+              times={data.times}
+              series={data.cpu}
+              format={cores}
+              forecasts={measure === "p95Requests" ? data.cpuForecast : []}
+            />
+            <LineChart
+              title={`Memory ${measure === "p95Usage" ? "usage" : "requests"}, 95th percentile per window`}
+              times={data.times}
+              series={data.memory}
+              format={bytes}
+              forecasts={measure === "p95Requests" ? data.memoryForecast : []}
+            />
           </div>
         ))}
     </section>
