@@ -26,6 +26,7 @@ const config: CodegenConfig = {
           Node: "../../cluster/model.js#CachedNode",
           Pod: "../../cluster/model.js#CachedPod",
           DrainOperation: "../../maintenance/drain-operation.js#DrainOperation as DrainOperationModel",
+          DrainPod: "../../maintenance/drain-operation.js#DrainPodState as DrainPodModel",
           DatabaseStatus: "../../db/database.js#Database",
           HistoryRecorderStatus: "../../history/history-recorder.js#RecorderStatus",
           Whoami: "../caller.js#Principal",

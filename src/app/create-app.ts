@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { bearerToken, connectionToken, createAuthenticator, credentialsOf, type AuthTuning } from "../auth/authenticator.js";
@@ -8,6 +8,7 @@ import { createOperationPolicy } from "../auth/operation-policy.js";
 import { localLimiter, SharedRateLimiter, type MutationLimiter } from "../auth/shared-rate-limiter.js";
 import type { Principal } from "../auth/principal.js";
 import { whoamiResolvers } from "../auth/whoami-resolvers.js";
+import { rateLimitResolvers } from "../auth/rate-limit-resolvers.js";
 import { ClusterRegistry, type ClusterTuning } from "../cluster/cluster-registry.js";
 import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import { planClusters, sourceFromKubeconfigText, type ClusterPlan, type ClusterSource } from "../cluster/cluster-sources.js";
@@ -22,6 +23,7 @@ import { PrerenderedAnswers } from "../graphql/prerendered-json.js";
 import { nodeAnswerFragments } from "../inventory/node-answer-fragments.js";
 import { InFlightLimiter } from "../graphql/in-flight.js";
 import { legacyJsonStatusPlugin } from "../graphql/legacy-json-status-plugin.js";
+import { UnexpectedErrors } from "../graphql/unexpected-errors.js";
 import { subscriptionsOverWebSocketOnlyPlugin } from "../graphql/http-subscriptions-plugin.js";
 import { MAX_DOCUMENT_TOKENS } from "../graphql/operation-limits.js";
 import { buildSchema } from "../graphql/schema.js";
@@ -57,6 +59,8 @@ import { NodeMetadataService } from "../maintenance/node-metadata-service.js";
 import { nodeMetadataResolvers } from "../maintenance/node-metadata-resolvers.js";
 import { nodeLifecycleResolvers } from "../node-lifecycle/node-lifecycle-resolvers.js";
 import { KubeletConfigReader } from "../node-lifecycle/kubelet-config.js";
+import { DebugPods } from "../node-lifecycle/debug-pods.js";
+import { KubeProxyModes } from "../node-lifecycle/kube-proxy-mode.js";
 import { MaintenanceService, type MaintenanceTuning } from "../maintenance/maintenance-service.js";
 import { capacityResolvers } from "../reports/capacity-resolvers.js";
 import { CapacityReports } from "../reports/capacity-service.js";
@@ -64,7 +68,7 @@ import { TrendsStore } from "../reports/trends-store.js";
 import { UsageSampler } from "../reports/usage-sampler.js";
 import { startSimulator, type Simulator } from "../sim/index.js";
 import { ServiceMetrics } from "../observability/metrics.js";
-import { buildSubgraph } from "../federation/subgraph.js";
+import { buildSubgraph, NoServiceSdl } from "../federation/subgraph.js";
 import { VERSION } from "../package-info.js";
 import type { AppProbes } from "./app-probes.js";
 import { serviceResolvers } from "./service-resolvers.js";
@@ -86,6 +90,8 @@ export interface AppOverrides {
   keepAliveMs?: number;
   /** Drain timings (retry, poll, heartbeat, takeover) and this replica's name as a drain runner. */
   maintenanceTuning?: MaintenanceTuning & { identity?: string };
+  /** Between sweeps of expired debugging pods (default 15 s). */
+  debugPodSweepMs?: number;
   /** How often the tokens file is polled and how soon the JWKS may be fetched again (tests shorten them). */
   authTuning?: AuthTuning;
   /** Filled as the app starts with what tests wait on (e.g. the hub's subscriber count) rather than sleep. */
@@ -112,11 +118,20 @@ export interface App {
 const HTTP_DRAIN_MS = 3_000;
 
 /**
+ * Apollo's CSRF prevention, with the Authorization header among the headers that prove a
+ * request is no browser's simple request: a page on another origin cannot send one without a
+ * preflight, so a GET that carries a bearer token (urql's default, which sends no content type)
+ * is served; one with neither that nor a non-simple content type is still refused.
+ */
+const CSRF_PREVENTION = { requestHeaders: ["x-apollo-operation-name", "apollo-require-preflight", "authorization"] };
+
+/**
  * The composition root: builds every dependency from `config` (or takes it from
  * `overrides`) and owns the order in which they start and stop.
  */
 export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const logger = overrides.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
+  const apolloLogger = logger.child({ component: "apollo" });
   let state: AppState = "created";
   let url = "";
   let database: Database | undefined;
@@ -133,6 +148,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let retention: HistoryRetention | undefined;
   let maintenance: MaintenanceService | undefined;
   let sampler: UsageSampler | undefined;
+  let debugPods: DebugPods | undefined;
   let nodeEvents: NodeEventsRecorder | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<void> | undefined;
@@ -158,7 +174,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     return { requestId, logger: logger.child({ requestId }), loaders: new Map(), principal };
   };
   const prerenderedAnswers = new PrerenderedAnswers();
-  const reportUnexpected = (error: unknown) => logger.error({ err: error }, "unexpected error in a GraphQL operation");
+  const oneLogLinePerRequest =
+    (handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
+    (req: IncomingMessage, res: ServerResponse): Promise<void> =>
+      unexpectedErrors.perRequest(() => handle(req, res));
+  const unexpectedErrors = new UnexpectedErrors(logger);
+  const reportUnexpected = unexpectedErrors.report;
 
   /** The clusters to watch; starts the embedded simulator when that is the plan. */
   async function clusterSources(plan: ClusterPlan | undefined): Promise<ClusterSource[]> {
@@ -191,7 +212,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // until all of them passed.
       authenticator.start(config.host);
       const plan = overrides.clusters ? undefined : planClusters(config.clusters);
-      const bound = await bindHttpPort(config.host, config.port);
+      const bound = await bindHttpPort(config.host, config.port, { total: config.limits.maxConnections, perAddress: config.limits.maxConnectionsPerAddress });
       httpServer = bound;
       unlessStopped();
       // The clusters are watched from here on, while the database opens and migrates: a first
@@ -272,6 +293,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const leader = recorder;
       sampler = new UsageSampler({ clusters, inventory, store: trends, logger: logger.child({ component: "trends" }), leads: (cluster) => leader.leads(cluster), ...config.trends, retentionDays: config.history.retentionDays });
       sampler.start();
+      // Expired debugging pods are swept by the replica recording the cluster, like trends.
+      debugPods = new DebugPods({ clusters, inventory, database, pubsub, logger: logger.child({ component: "debug-pods" }), leads: (cluster) => leader.leads(cluster), impersonate: config.auth.impersonate, ...(overrides.debugPodSweepMs ? { sweepMs: overrides.debugPodSweepMs } : {}) });
+      debugPods.start();
       // Node events follow the history lease too; they are written apart from node history (own queue, own table).
       const nodeEventsStore = new NodeEventsStore(database, logger);
       nodeEvents = new NodeEventsRecorder({ clusters, store: nodeEventsStore, logger: logger.child({ component: "node-events" }), leads: (cluster) => leader.leads(cluster), leadership: leader.leadership });
@@ -283,16 +307,17 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         nodeFactsResolvers(clusters),
         nodeEventsResolvers(clusters, nodeEventsStore, historyClusterCheck(database, clusters)),
         historyQueryResolvers(historyQueries, historyClusterCheck(database, clusters)),
-        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters)),
+        availabilityResolvers(new AvailabilityQueries(database, logger), historyClusterCheck(database, clusters), clusters),
         capacityResolvers(new CapacityReports(clusters, inventory, trends, config.trends)),
         subscriptionResolvers(hub, overrides.subscriberQueue, clusters, { feed: clusterFeed, view: (name) => inventory.clusterViews().find((c) => c.name === name) }),
         maintenanceResolvers(maintenance, hub),
         whoamiResolvers(),
+        rateLimitResolvers(config.limits.maxQueryCost, rate, () => limiter),
         // Node facts (issue 15): node changes, labels and taints, drains listed.
         nodeChangeResolvers(new NodeChangeQueries(database, logger), historyClusterCheck(database, clusters)),
         drainListResolvers(drains, maintenance, historyClusterCheck(database, clusters)),
         nodeMetadataResolvers(new NodeMetadataService({ clusters, inventory, logger: logger.child({ component: "maintenance" }), impersonate: config.auth.impersonate })),
-        nodeLifecycleResolvers(inventory, new KubeletConfigReader(clusters)),
+        nodeLifecycleResolvers(inventory, clusters, new KubeletConfigReader(clusters), debugPods, new KubeProxyModes(clusters)),
       ];
       const schema = buildSchema(resolverSets);
       // The schema, executed by graphql-jit for the live inventory's queries (graphql/executor.ts).
@@ -313,7 +338,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         stringifyResult: prerenderedAnswers.stringifyResult,
         includeStacktraceInErrorResponses: false,
         // On by default; said here because the local admin of a server without auth depends on it.
-        csrfPrevention: true,
+        csrfPrevention: CSRF_PREVENTION,
+        // Apollo's own lines as our JSON lines, not console text.
+        logger: apolloLogger,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         // Signals belong to the CLI, which stops the whole app in order (Apollo's own handler
         // would stop only Apollo, then kill the process again).
@@ -329,11 +356,15 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         schema: buildSubgraph(resolverSets, inventory),
         formatError: (formatted, error) => formatError(formatted, error, reportUnexpected),
         includeStacktraceInErrorResponses: false,
-        csrfPrevention: true,
+        csrfPrevention: CSRF_PREVENTION,
+        // "Enabling inline tracing for this subgraph" and the like, as our JSON lines.
+        logger: apolloLogger,
         parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
         stopOnTerminationSignals: false,
-        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), authorisationPlugin(policy), metrics.apolloPlugin()],
+        // The same rules as /graphql: policy (role, depth, cost), subscriptions only over WebSocket, introspection.
+        plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginCacheControlDisabled(), subscriptionsOverWebSocketOnlyPlugin(), authorisationPlugin(policy), metrics.apolloPlugin()],
         introspection: config.introspection !== false,
+        validationRules: config.introspection === false ? [NoServiceSdl] : [],
       });
       await subgraph.start();
       unlessStopped();
@@ -342,22 +373,32 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const registry = clusters;
       httpServer = createHttpServer(
         {
-          graphql: graphqlHttpHandler(
-            apollo,
-            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
-            contextFor,
-            inFlight,
-            prerenderedAnswers,
+          graphql: oneLogLinePerRequest(
+            graphqlHttpHandler(
+              apollo,
+              (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+              contextFor,
+              inFlight,
+              prerenderedAnswers,
+            ),
           ),
-          subgraph: graphqlHttpHandler(
-            subgraph,
-            (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
-            contextFor,
+          // The same in-flight bound as /graphql, shared with it.
+          subgraph: oneLogLinePerRequest(
+            graphqlHttpHandler(
+              subgraph,
+              (req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization))),
+              contextFor,
+              inFlight,
+            ),
           ),
           metrics: metrics.handler((req) => authenticator.authenticate(credentialsOf(req, requestIdOf(req), "http", bearerToken(req.headers.authorization)))),
           readiness: async () => {
             const up = await db.ping();
-            const checks: Readiness["checks"] = { database: up ? { ok: true } : { ok: false, detail: "not answering" } };
+            // A full disk answers reads (the ping) and refuses every write: unavailable all the same.
+            const full = recorder!.status.diskFull;
+            const checks: Readiness["checks"] = {
+              database: !up ? { ok: false, detail: "not answering" } : full ? { ok: false, detail: "disk full: writes fail (history buffered, the cache still served)" } : { ok: true },
+            };
             for (const cache of registry.all()) {
               const status = cache.status();
               // A cluster still loading holds readiness back; one that failed does not, so an
@@ -451,7 +492,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       ["graphql", () => Promise.all([apollo?.stop(), subgraph?.stop()])],
       // Drains stop before history, so their last states and events are written.
       ["maintenance", () => maintenance?.stop()],
-      ["trends", () => sampler?.stop()],
+      ["trends", () => Promise.all([sampler?.stop(), debugPods?.stop()])],
       ["history", () => Promise.all([recorder?.stop(), retention?.stop(), nodeEvents?.stop()])],
       ["subscriptions", async () => (clusterFeed?.stop(), await hub?.stop(), await pubsub?.close())],
       ["clusters", () => clusters?.stop()],

@@ -36,7 +36,7 @@ function withHttpStatus(error: unknown): unknown {
   const headers = new HeaderMap();
   let status = 400;
   if (code === ErrorCode.UNAUTHENTICATED) status = 401;
-  else if (reason === RefusalReason.RATE_LIMITED) {
+  else if (code === ErrorCode.RATE_LIMITED || reason === RefusalReason.RATE_LIMITED) {
     status = 429;
     headers.set("retry-after", String(retryAfterSeconds));
   } else if (code === ErrorCode.FORBIDDEN) status = 403;

@@ -43,7 +43,7 @@ export function createOperationPolicy(
     return taken.ok ? error : rateLimited(taken.retryAfterSeconds);
   };
   const rateLimited = (retryAfterSeconds: number) =>
-    new AppError(ErrorCode.FORBIDDEN, `Too many mutations: at most ${mutationRateLimit} a minute; try again in ${retryAfterSeconds} s`, {
+    new AppError(ErrorCode.RATE_LIMITED, `Too many mutations: at most ${mutationRateLimit} a minute; try again in ${retryAfterSeconds} s`, {
       reason: RefusalReason.RATE_LIMITED,
       retryAfterSeconds,
     });
@@ -104,6 +104,7 @@ export function createOperationPolicy(
             { reason: RefusalReason.QUERY_TOO_COSTLY, cost, maxCost: limits.maxSubscriptionEventCost },
           );
         }
+        context.operationCost = cost;
         if (cost > limits.maxQueryCost) {
           throw new AppError(
             ErrorCode.BAD_USER_INPUT,

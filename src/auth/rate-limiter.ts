@@ -1,3 +1,9 @@
+/** What a caller's bucket holds: whole tokens left, and seconds until it is full again. */
+export interface Allowance {
+  remaining: number;
+  fullInSeconds: number;
+}
+
 /** A refusal says when to come back. */
 export type Take = { ok: true } | { ok: false; retryAfterSeconds: number };
 
@@ -40,6 +46,13 @@ export class RateLimiter {
     // More than a full bucket can never pass: a minute is the honest answer to "when".
     const missing = Math.min(n, this.perMinute) - bucket.tokens;
     return { ok: false, retryAfterSeconds: n > this.perMinute ? 60 : Math.max(1, Math.ceil(missing / this.perMs / 1000)) };
+  }
+
+  /** What `key`'s bucket holds now and how long until it is full again, taking nothing. */
+  peek(key: string): Allowance {
+    const bucket = this.buckets.get(key);
+    const tokens = bucket ? Math.min(this.perMinute, bucket.tokens + (this.now() - bucket.at) * this.perMs) : this.perMinute;
+    return { remaining: Math.floor(tokens), fullInSeconds: (this.perMinute - tokens) / this.perMs / 1000 };
   }
 
   private prune(now: number): void {

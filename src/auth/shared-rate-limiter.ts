@@ -1,17 +1,19 @@
 import type { Database } from "../db/database.js";
 import { Prisma } from "../db/generated/client.js";
 import type { Logger } from "../log/logger.js";
-import { RateLimiter, type Take } from "./rate-limiter.js";
+import { RateLimiter, type Allowance, type Take } from "./rate-limiter.js";
 
 /** Takes mutations from a caller's allowance; says when to come back when there is too little. */
 export interface MutationLimiter {
   take(key: string, n?: number): Promise<Take>;
+  /** What the caller may still take now, taking nothing. */
+  peek(key: string): Promise<Allowance>;
 }
 
 /** The in-process limiter as a MutationLimiter: one replica, or PGlite (one process by nature). */
 export function localLimiter(perMinute: number, now?: () => number): MutationLimiter {
   const limiter = new RateLimiter(perMinute, now);
-  return { take: async (key, n) => limiter.take(key, n) };
+  return { take: async (key, n) => limiter.take(key, n), peek: async (key) => limiter.peek(key) };
 }
 
 /** How often a replica deletes allowances that are full again (callers idle for a minute). */
@@ -65,6 +67,19 @@ export class SharedRateLimiter implements MutationLimiter {
       }
       this.failing = true;
       return this.fallback.take(key, n);
+    }
+  }
+
+  async peek(key: string): Promise<Allowance> {
+    if (this.failing) return this.fallback.peek(key);
+    try {
+      const [row] = await this.database.prisma.$queryRaw<{ available: number }[]>`
+        SELECT least(${this.perMinute}::float8, a.tokens + extract(epoch FROM now() - a.at)::float8 * ${this.perMinute / 60}::float8) AS available
+        FROM mutation_allowance a WHERE a.subject = ${key}`;
+      const tokens = row?.available ?? this.perMinute;
+      return { remaining: Math.floor(tokens), fullInSeconds: ((this.perMinute - tokens) * 60) / this.perMinute };
+    } catch {
+      return this.fallback.peek(key);
     }
   }
 

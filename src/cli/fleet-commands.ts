@@ -6,16 +6,22 @@
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ConfigError } from "../config/config.js";
-import { changeLines, finalLine, formatNodes, isFinal, progressLine, staleWarnings, type ClusterLiveness, type DrainState, type NodeRow, type NodesFormat } from "./fleet-format.js";
+import { changeLines, finalLine, formatNodes, isFinal, planLines, progressLine, staleWarnings, type ClusterLiveness, type DrainState, type NodeRow, type NodesFormat } from "./fleet-format.js";
 import { parseDuration } from "./durations.js";
+import { terminalText } from "./output-escaping.js";
 import { request, ServiceError, serviceTarget, subscribe, type ServiceTarget } from "./service-client.js";
 
-export type FleetCommand = "nodes" | "cordon" | "uncordon" | "label" | "taint" | "drain";
+export type FleetCommand = "nodes" | "cordon" | "uncordon" | "label" | "taint" | "drain" | "debug";
 
-/** Where the command writes: stdout, stderr, and whether stdout is a terminal (the progress bar) of how many columns. */
+/**
+ * Where the command writes: stdout, stderr, and whether stdout is a terminal (the progress bar)
+ * of how many columns. What goes to `out` and `err` is escaped for a terminal (output-escaping.ts);
+ * `control` writes the command's own cursor movements as they are.
+ */
 export interface FleetIo {
   out: (text: string) => void;
   err: (text: string) => void;
+  control?: (sequence: string) => void;
   tty: boolean;
   columns?: number;
 }
@@ -28,6 +34,19 @@ const PROCESS_IO: FleetIo = {
     return process.stdout.columns;
   },
 };
+
+/** `io` with every text escaped for a terminal; only `control` writes raw bytes. */
+function escapedIo(io: FleetIo): FleetIo & { control: (sequence: string) => void } {
+  return {
+    out: (text) => io.out(terminalText(text)),
+    err: (text) => io.err(terminalText(text)),
+    control: io.control ?? io.out,
+    tty: io.tty,
+    get columns() {
+      return io.columns;
+    },
+  };
+}
 
 const SERVICE_OPTIONS = { url: { type: "string" }, token: { type: "string" } } as const;
 
@@ -52,7 +71,8 @@ export function nodeRef(text: string | undefined, command: string): { cluster?: 
 }
 
 /** Runs a fleet command; resolves with its exit code. Bad arguments throw ConfigError (exit 2), a failing service ServiceError (exit 1). */
-export async function fleetCommand(command: FleetCommand, argv: readonly string[], env: NodeJS.ProcessEnv = process.env, io: FleetIo = PROCESS_IO): Promise<number> {
+export async function fleetCommand(command: FleetCommand, argv: readonly string[], env: NodeJS.ProcessEnv = process.env, given: FleetIo = PROCESS_IO): Promise<number> {
+  const io = escapedIo(given);
   switch (command) {
     case "nodes":
       return nodes(argv, env, io);
@@ -65,7 +85,27 @@ export async function fleetCommand(command: FleetCommand, argv: readonly string[
       return taint(argv, env, io);
     case "drain":
       return drain(argv, env, io);
+    case "debug":
+      return debug(argv, env, io);
   }
+}
+
+async function debug(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
+  const { flags, positionals } = parse(argv, { image: { type: "string" }, reason: { type: "string" }, ttl: { type: "string" } });
+  if (positionals.length > 1) throw new ConfigError("debug: one node at a time");
+  const ref = nodeRef(positionals[0], "debug");
+  if (!flags.image) throw new ConfigError("debug: --image is required, e.g. --image busybox");
+  if (!flags.reason) throw new ConfigError("debug: --reason is required (it is recorded as DEBUGGED)");
+  const ttlSeconds = flags.ttl === undefined ? undefined : parseDuration(flags.ttl, "--ttl");
+  const target = serviceTarget(flags, env);
+  const data = await request<{ debugNode: { namespace: string; name: string; expiresAt: string; attachCommand: string } }>(
+    target,
+    `mutation($cluster: String, $name: String!, $image: String!, $reason: String!, $ttl: Int) { debugNode(cluster: $cluster, name: $name, image: $image, reason: $reason, ttlSeconds: $ttl) { namespace name expiresAt attachCommand } }`,
+    { ...ref, image: flags.image, reason: flags.reason, ttl: ttlSeconds },
+  );
+  const pod = data.debugNode;
+  io.out(`Creating debugging pod ${pod.name} with container debugger on node ${ref.name}; deleted at ${pod.expiresAt}.\n${pod.attachCommand}\n`);
+  return 0;
 }
 
 const NODES_QUERY = `query FleetNodes($cluster: String, $filter: NodeFilter, $after: String) {
@@ -94,9 +134,8 @@ async function nodes(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
     if (!after) clusters = data.clusters;
     after = data.nodes.pageInfo.hasNextPage ? data.nodes.pageInfo.endCursor : null;
   } while (after);
-  const shown = new Set(rows.map((row) => row.cluster));
-  // A cluster with no node shown here is not this answer's concern, unless it is the one asked for.
-  for (const line of staleWarnings(clusters.filter((c) => shown.has(c.name) || c.name === flags.cluster))) io.err(line + "\n");
+  // Every cluster asked about: one not live may have nodes missing here, or shown as they were.
+  for (const line of staleWarnings(clusters.filter((c) => flags.cluster === undefined || c.name === flags.cluster))) io.err(line + "\n");
   if (rows.length === 0 && format !== "json") {
     io.err("No resources found\n");
     return 0;
@@ -221,9 +260,10 @@ async function taint(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
   return 0;
 }
 
-const DRAIN_FIELDS = `id node status dryRun message progressPercent remainingPods warnings pods { namespace name status reason action blockedBy }`;
+const DRAIN_FIELDS = `id node status dryRun message progressPercent remainingPods warnings
+  podsByPhase { notStarted evicting terminating gone notRemoved } pods { namespace name status reason action blockedBy unblockedBy }`;
 
-async function drain(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo): Promise<number> {
+async function drain(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetIo & { control: (sequence: string) => void }): Promise<number> {
   // kubectl's --dry-run takes none|client|server; any but none is a plan here.
   let dryRun = false;
   const args = argv.filter((arg) => {
@@ -263,6 +303,11 @@ async function drain(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
     { ...ref, options, reason: flags.reason },
   );
   let last: DrainState = started.drainNode;
+  if (last.dryRun) {
+    // A plan, not a drain that happened: what it would do, what stops it and which flag unblocks it.
+    for (const line of planLines(last)) io.out(line + "\n");
+    return last.status === "SUCCEEDED" ? 0 : 1;
+  }
   const show = (next: DrainState, previous: DrainState | undefined) => {
     if (!io.tty) {
       for (const line of changeLines(previous, next)) io.out(line + "\n");
@@ -276,7 +321,8 @@ async function drain(argv: readonly string[], env: NodeJS.ProcessEnv, io: FleetI
     // A bar wider than the terminal would wrap, and only its last line would be redrawn.
     const bar = progressLine(next);
     const fitted = io.columns && bar.length >= io.columns ? bar.slice(0, Math.max(1, io.columns - 2)) + "…" : bar;
-    io.out(`\r\x1b[2K${isFinal(next.status) ? finalLine(next) + "\n" : fitted}`);
+    io.control("\r\x1b[2K");
+    io.out(isFinal(next.status) ? finalLine(next) + "\n" : fitted);
   };
   if (isFinal(last.status)) show(last, undefined);
   else {

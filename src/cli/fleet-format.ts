@@ -5,7 +5,7 @@
  */
 
 import { formatAge } from "../k8s/node-display.js";
-import { toCsv } from "./report-format.js";
+import { terminalText, toCsv } from "./output-escaping.js";
 
 export interface NodeRow {
   cluster: string;
@@ -40,7 +40,9 @@ export function staleWarnings(clusters: readonly ClusterLiveness[]): string[] {
 const NONE = "<none>";
 
 /** kubectl's tabwriter: columns left-aligned, three spaces apart, the last one unpadded. */
-function kubectlTable(rows: string[][]): string {
+function kubectlTable(given: string[][]): string {
+  // Escaped before measuring, so a cell with control characters keeps the columns aligned.
+  const rows = given.map((row) => row.map(terminalText));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join("").trimEnd()).join("\n") + "\n";
 }
@@ -97,18 +99,78 @@ export interface DrainState {
   progressPercent: number;
   remainingPods: number;
   warnings: string[];
-  pods: { namespace: string; name: string; status: string; reason: string | null; action: string | null; blockedBy: string | null }[];
+  podsByPhase: { notStarted: number; evicting: number; terminating: number; gone: number; notRemoved: number };
+  pods: { namespace: string; name: string; status: string; reason: string | null; action: string | null; blockedBy: string | null; unblockedBy?: string | null }[];
+}
+
+/** What blocks a drain, by the option that would unblock it, and that option as a flag of this CLI. */
+const BLOCKERS: Record<string, { what: string; flag: string; then: string }> = {
+  IGNORE_DAEMON_SETS: { what: "managed by a DaemonSet, which would put it back at once", flag: "--ignore-daemonsets", then: "to leave it" },
+  DELETE_EMPTY_DIR_DATA: { what: "has emptyDir data, lost when it is evicted", flag: "--delete-emptydir-data", then: "to evict it" },
+  FORCE: { what: "nothing would recreate it (no controller, or its DaemonSet is gone)", flag: "--force", then: "to remove it" },
+};
+
+/**
+ * A dry run as a plan, in this CLI's words: each pod it would evict (or delete), leave, or be
+ * stopped by (and the flag that would unblock it), then what the drain would do.
+ */
+export function planLines(op: DrainState): string[] {
+  const verb = (pod: DrainState["pods"][number]) => (pod.action === "DELETE" ? "delete" : "evict");
+  const lines = [`Plan for draining node/${op.node} (dry run: nothing was changed)`, `would cordon node/${op.node}`];
+  for (const pod of op.pods) if (pod.action) lines.push(`would ${verb(pod)} pod ${pod.namespace}/${pod.name}`);
+  for (const pod of op.pods) if (!pod.action && !pod.unblockedBy && pod.status !== "FAILED") lines.push(`would leave pod ${pod.namespace}/${pod.name}: ${pod.reason ?? "not to be removed"}`);
+  const blockers = op.pods.filter((pod) => !pod.action && (pod.unblockedBy || pod.status === "FAILED"));
+  for (const pod of blockers) {
+    const blocker = pod.unblockedBy ? BLOCKERS[pod.unblockedBy] : undefined;
+    lines.push(`blocks the drain: pod ${pod.namespace}/${pod.name}: ${blocker ? `${blocker.what} (${blocker.flag} ${blocker.then})` : (pod.reason ?? "refused")}`);
+  }
+  for (const warning of op.warnings) lines.push(`Note: ${warning}`);
+  const removed = op.pods.filter((pod) => pod.action).length;
+  if (!blockers.length) {
+    lines.push(`plan: node/${op.node} would be drained: ${removed} pod(s) ${op.pods.some((p) => p.action === "DELETE") ? "deleted" : "evicted"}, ${op.pods.length - removed} left`);
+    return lines;
+  }
+  const flags = Object.entries(BLOCKERS).flatMap(([option, { flag }]) => (blockers.some((pod) => pod.unblockedBy === option) ? [flag] : []));
+  lines.push(`plan: with these flags the drain would stop before removing any pod: ${blockers.length} pod(s) block it${flags.length ? `; add ${flags.join(" ")} to let it go on` : ""}`);
+  return lines;
 }
 
 export const isFinal = (status: DrainState["status"]) => status === "SUCCEEDED" || status === "FAILED" || status === "CANCELLED";
 
 const BAR = 30;
 
-/** One terminal line: a bar, the share done, the pods left and, while one is, the PodDisruptionBudget that blocks. */
+/** The bar's marks, one per phase, in the order a pod moves through them. */
+const MARKS = [
+  ["gone", "#"],
+  ["terminating", "="],
+  ["evicting", "~"],
+  ["notStarted", "-"],
+] as const;
+
+/** Shares of `width` in proportion to `counts`, summing to `width` exactly (largest remainders). */
+function apportion(counts: readonly number[], width: number): number[] {
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total === 0) return counts.map(() => 0);
+  const exact = counts.map((n) => (n / total) * width);
+  const cells = exact.map(Math.floor);
+  let left = width - cells.reduce((a, b) => a + b, 0);
+  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0]);
+  for (const [, i] of order) if (left-- > 0) cells[i]!++;
+  return cells;
+}
+
+/**
+ * One terminal line: a bar of the pods to remove by phase (`#` gone, `=` terminating, `~` being
+ * evicted, `-` not started), the share gone, the count in each phase and, while one does, the
+ * PodDisruptionBudget that blocks.
+ */
 export function progressLine(op: DrainState): string {
-  const done = Math.round((Math.min(100, Math.max(0, op.progressPercent)) / 100) * BAR);
+  const phases = op.podsByPhase;
+  const cells = apportion(MARKS.map(([phase]) => phases[phase]), BAR);
+  const bar = MARKS.map(([, mark], i) => mark.repeat(cells[i]!)).join("") || "-".repeat(BAR);
   const blocked = [...new Set(op.pods.filter((p) => p.status === "BLOCKED").map((p) => p.blockedBy ?? "a PodDisruptionBudget"))];
-  const parts = [`[${"#".repeat(done)}${"-".repeat(BAR - done)}] ${Math.floor(op.progressPercent).toString().padStart(3)}%`, `${op.remainingPods} pod(s) left`];
+  const counts = [`${phases.gone} gone`, `${phases.terminating} terminating`, `${phases.evicting} evicting`, `${phases.notStarted} not started`].join(", ");
+  const parts = [`[${bar}] ${Math.floor(op.progressPercent).toString().padStart(3)}%`, counts];
   if (blocked.length) parts.push(`blocked by PodDisruptionBudget ${blocked.join(", ")}`);
   return `node/${op.node} ${parts.join("  ")}`;
 }

@@ -85,4 +85,17 @@ ${SERVICE.replace(/^ {2}(--\S+(?: <\w+>)?) +/gm, (_, flag: string) => `  ${flag.
 
 Exit codes: 0 the drain SUCCEEDED, 1 it FAILED or was CANCELLED (or the service refused it),
 2 bad arguments.`,
+  debug: `Usage: node-inventory debug NODE --image IMAGE --reason TEXT [--ttl <duration>]
+
+Makes the pod \`kubectl debug node/NODE --image IMAGE\` makes (debugNode: the host's PID, network
+and IPC namespaces, the host's root at /host), which the service deletes after its lifetime,
+and prints the \`kubectl exec -it\` line that attaches to it. Admin role. ${NODE}
+
+Options:
+  --image <image>          the debugger's image, e.g. busybox
+  --reason <text>          why, recorded as DEBUGGED (required)
+  --ttl <duration>         how long the pod lives, e.g. 30m (default 1h, at most 24h)
+${SERVICE.replace(/^ {2}(--\S+(?: <\w+>)?) +/gm, (_, flag: string) => `  ${flag.padEnd(25)}`)}
+
+${EXITS}`,
 } as const;

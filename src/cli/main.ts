@@ -8,6 +8,7 @@ import { REPORT_HELP, ReportError, reportCommand } from "./report-command.js";
 import { SERVE_HELP, serveCommand } from "./serve-command.js";
 import { FLEET_HELP } from "./fleet-help.js";
 import { runSimCommand } from "../sim/sim-command.js";
+import { terminalText } from "./output-escaping.js";
 
 interface Command {
   summary: string;
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
         ["label", "set or remove a node's labels (kubectl label)"],
         ["taint", "add or remove a node's taints (kubectl taint)"],
         ["drain", "drain a node and follow it (kubectl drain)"],
+        ["debug", "a debugging pod on a node (kubectl debug node/NAME)"],
       ] as const
     ).map(([name, summary]) => [name, { summary, help: FLEET_HELP[name], run: async (argv: string[]) => (await import("./fleet-commands.js")).fleetCommand(name, argv) }]),
   ),
@@ -67,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
   const name = named ? first : "serve";
   const command = COMMANDS[name];
   if (!command) {
-    console.error(`node-inventory: unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(", ")})`);
+    console.error(`node-inventory: unknown command "${terminalText(name)}" (commands: ${Object.keys(COMMANDS).join(", ")})`);
     return 2;
   }
   const args = named ? rest : argv;
@@ -91,7 +93,8 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const e = error as Error & { code?: string; address?: string; port?: number };
     if (e?.name in EXPECTED) {
-      console.error(`node-inventory: ${e.message}`);
+      // The message may quote the service, which quotes node text.
+      console.error(`node-inventory: ${terminalText(e.message)}`);
       process.exitCode = EXPECTED[e.name];
     } else if (e?.code === "EADDRINUSE" || e?.code === "EACCES" || e?.code === "EADDRNOTAVAIL") {
       console.error(`node-inventory: cannot listen on ${e.address}:${e.port} (${e.code})`);

@@ -7,6 +7,7 @@
 import { graphql as execute } from "graphql";
 import { ConfigError, configFrom, parseFlags } from "../config/config.js";
 import { openDatabase } from "../db/database.js";
+import { parseDateTime } from "../graphql/date-time.js";
 import { formatError } from "../graphql/errors.js";
 import { buildSchema } from "../graphql/schema.js";
 import { createLogger } from "../log/logger.js";
@@ -14,6 +15,7 @@ import { AvailabilityQueries } from "../reports/availability-queries.js";
 import { availabilityResolvers } from "../reports/availability-resolvers.js";
 import { historyClusterCheck } from "../cluster/unknown-cluster.js";
 import type { ReportDimension, ReportGrouping } from "../reports/grouping.js";
+import { terminalText } from "./output-escaping.js";
 import {
   availabilityCsv,
   availabilityTable,
@@ -71,7 +73,7 @@ const AVAILABILITY_FIGURES =
 
 const AVAILABILITY_QUERY = `query AvailabilityReport($cluster: String, $from: DateTime!, $to: DateTime!, $groupBy: [ReportGrouping!], $flapThresholdSeconds: Int, $nodes: Boolean!) {
   availabilityReport(cluster: $cluster, from: $from, to: $to, groupBy: $groupBy, flapThresholdSeconds: $flapThresholdSeconds) {
-    from to groupBy
+    from to groupBy clustersNotConfigured
     groups { nodeCount ${AVAILABILITY_FIGURES} }
     total { nodeCount ${AVAILABILITY_FIGURES} }
     nodes @include(if: $nodes) { cluster node deleted ${AVAILABILITY_FIGURES} }
@@ -93,6 +95,7 @@ fragment Group on CapacityGroup {
   cpu { ...Resource } memory { ...Resource } pods { ...Resource } ephemeralStorage { ...Resource }
   fit { pods nodesWithRoom nodesExcluded }
   trends { from to samples cpu { ...Trend } memory { ...Trend } }
+  forecast { cpuRequestsFullAt memoryRequestsFullAt }
 }`;
 
 /** The GraphQL operations the command sends, for tests that check them against the schema. */
@@ -108,10 +111,13 @@ export interface ReportPlan {
   variables: Record<string, unknown>;
 }
 
+/** A flag's time, read by the API's own DateTime parser: what the service would refuse is refused here, never rolled over. */
 function parseTime(text: string, flag: string): Date {
-  const ms = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms)) throw new ConfigError(`${flag}: "${text}" is not a time (e.g. 2026-11-01T00:00:00Z)`);
-  return new Date(ms);
+  try {
+    return parseDateTime(text);
+  } catch (error) {
+    throw new ConfigError(`${flag}: ${(error as Error).message.replace(/^DateTime must be/, "must be")}`);
+  }
 }
 
 /** `zone,pool,label:team` to ReportGrouping inputs. */
@@ -249,7 +255,9 @@ async function fromDatabase(source: Extract<Source, { kind: "database" }>, query
 }
 
 /** Runs the command: prints the report on stdout and resolves 0, or throws (main prints one line). */
-export async function reportCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (text: string) => void = (t) => void process.stdout.write(t)): Promise<number> {
+export async function reportCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, write: (text: string) => void = (t) => void process.stdout.write(t)): Promise<number> {
+  // Node text (names, label values) is escaped for a terminal; CSV cells are escaped by toCsv.
+  const out = (text: string) => write(terminalText(text));
   const plan = planReport(argv, env);
   const query = REPORT_OPERATIONS[plan.report];
   const result = plan.source.kind === "service" ? await overHttp(plan.source, query, plan.variables) : await fromDatabase(plan.source, query, plan.variables);

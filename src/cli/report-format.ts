@@ -5,6 +5,7 @@
  * Pure: GraphQL data in, text out.
  */
 
+import { toCsv } from "./output-escaping.js";
 import type { AvailabilityFigures } from "../reports/availability-report.js";
 import type { ReportKey } from "../reports/grouping.js";
 import type { ResourceCapacity } from "../graphql/generated/resolvers-types.js";
@@ -21,6 +22,8 @@ export interface AvailabilityData {
   groups: AvailabilityGroupData[];
   total: AvailabilityGroupData;
   nodes?: AvailabilityNodeData[];
+  /** Clusters of the report the service no longer watches; null when not known (read from a database). */
+  clustersNotConfigured: string[] | null;
 }
 
 /** The figures a group and a node share, as the API serves them. */
@@ -57,6 +60,8 @@ export interface CapacityGroupData {
   ephemeralStorage: ResourceCapacityData;
   fit: { pods: number; nodesWithRoom: number; nodesExcluded: number } | null;
   trends: { from: string; to: string; samples: number; cpu: ResourceTrendData; memory: ResourceTrendData } | null;
+  /** Absent from answers of services before the forecast. */
+  forecast?: { cpuRequestsFullAt: string | null; memoryRequestsFullAt: string | null } | null;
 }
 
 /** Query.capacityReport as the CLI asks for it. */
@@ -121,14 +126,6 @@ export function renderTable(header: string[], rows: string[][], left: ReadonlySe
   return [line(header), ...rows.map(line)].join("\n");
 }
 
-/** RFC 4180: CRLF line ends; a field with a comma, quote or line break quoted, its quotes doubled. */
-export function toCsv(rows: readonly (readonly (string | number | boolean | null)[])[]): string {
-  const field = (value: string | number | boolean | null) => {
-    const text = value === null ? "" : String(value);
-    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-  };
-  return rows.map((row) => row.map(field).join(",")).join("\r\n") + "\r\n";
-}
 
 /** camelCase to snake_case, for CSV headers. */
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -193,11 +190,14 @@ export function availabilityTable(report: AvailabilityData): string {
     ],
     left,
   );
-  const parts = [`Availability from ${report.from} to ${report.to}`, "", groups];
+  const gone = new Set(report.clustersNotConfigured ?? []);
+  const heading = [`Availability from ${report.from} to ${report.to}`];
+  if (gone.size) heading.push(`Not configured any more (recorded history only): ${[...gone].join(", ")}`);
+  const parts = [...heading, "", groups];
   if (report.nodes) {
     const nodes = renderTable(
       ["CLUSTER", "NODE", ...dims.map((d) => d.toUpperCase()), "DELETED", ...AVAILABILITY_COLUMNS],
-      report.nodes.map((n) => [n.cluster, n.node, ...keyCells(dims, n.key), n.deleted ? "yes" : "", ...availabilityCells(n)]),
+      report.nodes.map((n) => [gone.has(n.cluster) ? `${n.cluster} (not configured)` : n.cluster, n.node, ...keyCells(dims, n.key), n.deleted ? "yes" : "", ...availabilityCells(n)]),
       new Set([0, 1, ...dims.map((_, i) => i + 2), dims.length + 2]),
     );
     parts.push("", nodes);
@@ -244,7 +244,7 @@ function capacityColumns(report: CapacityData): { header: string[]; cells: (g: C
   const fit = report.podShape !== null;
   const trends = [report.total, ...report.groups].some((g) => g.trends);
   if (fit) header.push("FIT PODS", "NODES WITH ROOM");
-  if (trends) header.push("CPU P95", "CPU PEAK", "MEM P95", "MEM PEAK");
+  if (trends) header.push("CPU P95", "CPU PEAK", "MEM P95", "MEM PEAK", "CPU REQ FULL", "MEM REQ FULL");
   return {
     header,
     cells: (g) => [
@@ -257,7 +257,15 @@ function capacityColumns(report: CapacityData): { header: string[]; cells: (g: C
       count(g.pods.allocatable),
       ...(fit ? [count(g.fit?.pods ?? null), count(g.fit?.nodesWithRoom ?? null)] : []),
       ...(trends
-        ? [cores(g.trends?.cpu.p95Usage ?? null), cores(g.trends?.cpu.peakUsage ?? null), gib(g.trends?.memory.p95Usage ?? null), gib(g.trends?.memory.peakUsage ?? null)]
+        ? [
+            cores(g.trends?.cpu.p95Usage ?? null),
+            cores(g.trends?.cpu.peakUsage ?? null),
+            gib(g.trends?.memory.p95Usage ?? null),
+            gib(g.trends?.memory.peakUsage ?? null),
+            // The day requests reach allocatable at the trend; "-" when not within a year.
+            g.forecast?.cpuRequestsFullAt?.slice(0, 10) ?? "-",
+            g.forecast?.memoryRequestsFullAt?.slice(0, 10) ?? "-",
+          ]
         : []),
     ],
   };
@@ -296,6 +304,7 @@ export function capacityCsv(report: CapacityData): string {
     for (const resource of ["cpu", "memory"] as const) {
       for (const field of TREND_FIELDS) columns.push([`trends_${resource}_${snake(field)}`, (g) => g.trends?.[resource][field] ?? null]);
     }
+    columns.push(["forecast_cpu_requests_full_at", (g) => g.forecast?.cpuRequestsFullAt ?? null], ["forecast_memory_requests_full_at", (g) => g.forecast?.memoryRequestsFullAt ?? null]);
   }
   return reportCsv(report.groupBy, [...report.groups.map((row) => ({ kind: "group", row })), { kind: "total", row: report.total }], columns);
 }

@@ -21,6 +21,9 @@ export interface NodeChange {
   observedAt: Date;
 }
 
+/** How long a cluster may be without its watches before it counts as not live: longer than a watch's renewal takes. */
+export const STALE_SETTLE_MS = 1_000;
+
 export interface ClusterStatus {
   name: string;
   /** The node watch is established. */
@@ -34,10 +37,13 @@ export interface ClusterStatus {
   /** metrics.k8s.io answered the last poll. */
   metricsAvailable: boolean;
   /**
-   * Since when the cache has not been live (a watch of nodes or pods not established, or not
-   * yet synced): what it serves is the last known state. Undefined while live.
+   * Since when the cache has not been live (a watch of nodes or pods not established for longer
+   * than a renewal takes, or not yet synced): what it serves is the last known state. Undefined while live.
    */
   disconnectedSince?: Date;
+  /** Times the cluster came back as another (its resourceVersions went back), each followed by a relist of everything. */
+  resets: number;
+  lastResetAt?: Date;
 }
 
 export interface ClusterCacheOptions {
@@ -70,14 +76,23 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   private readonly metrics: MetricsPoller;
   /** Events about nodes and the nodes' Leases (heartbeats). */
   readonly facts: NodeFactsCache;
-  /** Not live from the start: nothing is known until the first sync. */
+  /** Since when the watches are not all established (a renewal, or a failure). */
   private notLiveSince: Date | undefined = new Date();
+  /** metadata.uid of the kube-system namespace: a cluster's identity, where it may be read. */
+  private clusterUid: string | undefined;
+  private resets = 0;
+  private lastResetAt: Date | undefined;
+  private readonly logger: Logger;
+  /** The same once it has lasted {@link STALE_SETTLE_MS}: what the cluster's status says. Stale from the start, until the first sync. */
+  private staleSince: Date | undefined = this.notLiveSince;
+  private settleTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ClusterCacheOptions) {
     super();
     this.name = options.name;
     this.client = options.client;
     const logger = options.logger.child({ cluster: options.name });
+    this.logger = logger;
     const tuning = {
       ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
@@ -87,6 +102,7 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       this.trackLiveness();
       this.emit("status", this.status());
     };
+    const wentBack = (from: () => Reflector<any>) => (detail: string) => this.reset(from(), detail);
     this.nodeReflector = new Reflector({
       resource: "nodes",
       path: "/api/v1/nodes",
@@ -95,6 +111,8 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       transform: (raw) => stripNode(this.name, raw),
       sink: this.nodeSink(),
       onStateChange: emitStatus,
+      onResourceVersionsWentBack: wentBack(() => this.nodeReflector),
+      anotherClusterSince: () => this.anotherCluster(),
       ...tuning,
     });
     this.podReflector = new Reflector({
@@ -107,13 +125,15 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       watchListOffThread: podWatchListOffThread(options.name),
       sink: this.podSink(),
       onStateChange: emitStatus,
+      onResourceVersionsWentBack: wentBack(() => this.podReflector),
       ...tuning,
     });
     this.metrics = new MetricsPoller({ client: options.client, logger, intervalMs: options.metricsIntervalMs ?? 15_000 });
-    this.facts = new NodeFactsCache({ cluster: this.name, client: options.client, logger, tuning });
+    this.facts = new NodeFactsCache({ cluster: this.name, client: options.client, logger, tuning, onResourceVersionsWentBack: (from, detail) => this.reset(from, detail) });
   }
 
   start(): void {
+    void this.anotherCluster();
     this.nodeReflector.start();
     this.podReflector.start();
     this.metrics.start();
@@ -121,6 +141,7 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.settleTimer);
     await Promise.all([this.nodeReflector.stop(), this.podReflector.stop(), this.metrics.stop(), this.facts.stop()]);
   }
 
@@ -135,17 +156,67 @@ export class ClusterCache extends EventEmitter<{ node: [NodeChange]; status: [Cl
       ...(failed ? { lastError: failed.lastError } : {}),
       ...(failed?.lastErrorReason ? { lastErrorReason: failed.lastErrorReason } : {}),
       metricsAvailable: this.metrics.available,
-      ...(this.notLiveSince ? { disconnectedSince: this.notLiveSince } : {}),
+      ...(this.staleSince ? { disconnectedSince: this.staleSince } : {}),
+      resets: this.resets,
+      ...(this.lastResetAt ? { lastResetAt: this.lastResetAt } : {}),
     };
   }
 
-  /** Live: both watches established and both lists loaded; else the time it stopped being so is kept. */
+  /**
+   * Live: both watches established and both lists loaded. A watch that ends on its timeout is
+   * opened again within milliseconds, so a cluster counts as not live (stale) only once it has
+   * been so for {@link STALE_SETTLE_MS}, and from when it stopped being live; live again at once.
+   */
   private trackLiveness(): void {
     const nodes = this.nodeReflector.state;
     const pods = this.podReflector.state;
-    const live = nodes.connected && nodes.synced && pods.connected && pods.synced;
-    if (live) this.notLiveSince = undefined;
-    else this.notLiveSince ??= new Date();
+    if (nodes.connected && nodes.synced && pods.connected && pods.synced) {
+      clearTimeout(this.settleTimer);
+      this.settleTimer = undefined;
+      this.notLiveSince = this.staleSince = undefined;
+      return;
+    }
+    if (this.notLiveSince) return;
+    this.notLiveSince = new Date();
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      if (!this.notLiveSince) return;
+      this.staleSince = this.notLiveSince;
+      this.emit("status", this.status());
+    }, STALE_SETTLE_MS);
+    this.settleTimer.unref();
+  }
+
+  /**
+   * Whether the server is now another cluster than the one first seen, by the uid of its
+   * kube-system namespace (a new cluster, or one restored, has another). Unknown (undefined) when
+   * it cannot be read: a missing permission or a failure is no reason to relist.
+   */
+  private async anotherCluster(): Promise<string | undefined> {
+    let uid: string | undefined;
+    try {
+      uid = (await this.client.getJson<{ metadata?: { uid?: string } }>("/api/v1/namespaces/kube-system", {}, 10_000)).metadata?.uid;
+    } catch {
+      return undefined;
+    }
+    if (!uid) return undefined;
+    const before = this.clusterUid;
+    this.clusterUid = uid;
+    return before && before !== uid ? `the kube-system namespace's uid is ${uid}, was ${before}` : undefined;
+  }
+
+  /**
+   * One resource found the cluster's resourceVersions behind what was seen: it is not the
+   * cluster cached (restarted with another state, restored from a backup, or another cluster
+   * at this address). Every resource is listed again; the node relist replaces the nodes
+   * (the ones gone are gone, and history's reconcile records them deleted).
+   */
+  private reset(from: Reflector<any>, detail: string): void {
+    this.resets++;
+    this.lastResetAt = new Date();
+    this.logger.warn({ detail, resets: this.resets }, "the cluster came back as another (resourceVersions went back): relisting everything");
+    for (const reflector of [this.nodeReflector, this.podReflector, ...this.facts.reflectors()]) if (reflector !== from) reflector.relist();
+    this.emit("status", this.status());
   }
 
   /** Each watch's counters and how many objects it holds (for /metrics). */

@@ -109,8 +109,21 @@ export function kubeErrorDetail(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * The most an answer may be, unless its request says otherwise: an object (a Lease, a patched
+ * node) is under 1.5 MiB in etcd, and the NodeMetrics of 5,000 nodes are ~2 MiB. A server
+ * sending more is not an apiserver: the request fails instead of growing the process.
+ */
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+/** The most a LIST page (500 objects) may be: 256 KiB an object on average, far above what nodes, pods and events are. */
+export const MAX_LIST_PAGE_BYTES = 128 * 1024 * 1024;
+
+/** How long a request (a watch included) may wait for its answer's headers: a server that accepts and never answers fails. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+
 export interface RequestOptions {
-  /** 30 s when omitted. */
+  /** The whole request's deadline, from sending to its body's end; 30 s when omitted. */
   timeoutMs?: number;
   /** Of the body: application/json, or a patch type. */
   contentType?: string;
@@ -118,6 +131,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Abandons the request (a reflector stopping mid-LIST). */
   signal?: AbortSignal;
+  /** The answer's size limit; {@link MAX_RESPONSE_BYTES} when omitted. */
+  maxBytes?: number;
 }
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -136,8 +151,8 @@ export class KubeClient {
   }
 
   /** GET `path` with `query`, parsed; rejects with KubeApiError on a non-2xx answer. */
-  getJson<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}, timeoutMs = 60_000, signal?: AbortSignal): Promise<T> {
-    return this.request<T>("GET", path, query, undefined, { timeoutMs, ...(signal ? { signal } : {}) });
+  getJson<T>(path: string, query: Record<string, string | number | boolean | undefined> = {}, timeoutMs = 60_000, signal?: AbortSignal, maxBytes?: number): Promise<T> {
+    return this.request<T>("GET", path, query, undefined, { timeoutMs, ...(signal ? { signal } : {}), ...(maxBytes ? { maxBytes } : {}) });
   }
 
   /** The server's URL for `path` with `query` (undefined values left out). */
@@ -153,7 +168,7 @@ export class KubeClient {
     path: string,
     query: Record<string, string | number | boolean | undefined> = {},
     body?: unknown,
-    { timeoutMs = 30_000, contentType = "application/json", headers = {}, signal }: RequestOptions = {},
+    { timeoutMs = 30_000, contentType = "application/json", headers = {}, signal, maxBytes = MAX_RESPONSE_BYTES }: RequestOptions = {},
   ): Promise<T> {
     const url = this.urlFor(path, query);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -169,9 +184,16 @@ export class KubeClient {
     await this.kubeConfig.applyToHTTPSOptions(options);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     return new Promise<T>((resolve, reject) => {
+      const request = `${method} ${path}`;
       const req = send(url, options, (res) => {
+        clearTimeout(headersDeadline);
         const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        let bytes = 0;
+        res.on("data", (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes > maxBytes) return req.destroy(new KubeRequestError(request, `the answer is over ${maxBytes / 1024 / 1024} MiB: not read further`));
+          chunks.push(chunk);
+        });
         res.on("error", reject);
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
@@ -187,44 +209,58 @@ export class KubeClient {
           reject(apiErrorOf(status, text, `${method} ${path}`));
         });
       });
-      req.setTimeout(timeoutMs, () => req.destroy(new KubeRequestError(`${method} ${path}`, `no answer within ${timeoutMs} ms`)));
+      // Deadlines for the headers and for the whole answer: a socket timeout alone is reset by every byte a trickling server sends.
+      const headersDeadline = setTimeout(() => req.destroy(new KubeRequestError(request, `no answer within ${Math.min(timeoutMs, HEADERS_TIMEOUT_MS)} ms`)), Math.min(timeoutMs, HEADERS_TIMEOUT_MS));
+      const deadline = setTimeout(() => req.destroy(new KubeRequestError(request, `no answer within ${timeoutMs} ms`)), timeoutMs);
+      req.on("close", () => (clearTimeout(headersDeadline), clearTimeout(deadline)));
       req.on("error", reject);
       req.end(payload);
     });
   }
 
   /**
-   * GET `path` as text, at most `maxBytes` of it (the rest is not read: `truncated`); rejects
-   * with KubeApiError on a non-2xx answer. For the kubelet's answers through the node proxy.
+   * GET `path` as text, at most `maxBytes` of it (`truncated` when there was more): the first
+   * bytes (`keep` "head": the rest is not read), or the last ("tail": the answer is read through,
+   * keeping no more than that). Rejects with KubeApiError on a non-2xx answer. For the kubelet's
+   * answers through the node proxy.
    */
-  async getText(path: string, query: Record<string, string | number | boolean | undefined>, maxBytes: number, timeoutMs = 15_000): Promise<{ text: string; truncated: boolean }> {
+  async getText(path: string, query: Record<string, string | number | boolean | undefined>, maxBytes: number, keep: "head" | "tail" = "head", timeoutMs = 15_000): Promise<{ text: string; truncated: boolean }> {
     const url = this.urlFor(path, query);
     const options: HttpRequestOptions = { method: "GET", headers: { accept: "text/plain, application/json" } };
     await this.kubeConfig.applyToHTTPSOptions(options);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const req = send(url, options, (res) => {
-        const chunks: Buffer[] = [];
+        let chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
+        let done = false;
         const finish = () => {
-          const text = Buffer.concat(chunks).subarray(0, maxBytes).toString("utf8");
+          done = true;
+          const all = Buffer.concat(chunks);
+          const text = (keep === "head" ? all.subarray(0, maxBytes) : all.subarray(Math.max(0, all.length - maxBytes))).toString("utf8");
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) resolve({ text, truncated });
           else reject(apiErrorOf(status, text, `GET ${path}`, true));
         };
         res.on("data", (chunk: Buffer) => {
-          if (truncated) return;
+          if (done) return;
           chunks.push(chunk);
           size += chunk.length;
-          if (size > maxBytes) {
-            truncated = true;
+          if (size <= maxBytes) return;
+          truncated = true;
+          if (keep === "head") {
             finish();
             res.destroy();
+            return;
           }
+          // Keep the last maxBytes only.
+          const kept = Buffer.concat(chunks).subarray(size - maxBytes);
+          chunks = [kept];
+          size = kept.length;
         });
-        res.on("error", (error) => (truncated ? undefined : reject(error)));
-        res.on("end", () => (truncated ? undefined : finish()));
+        res.on("error", (error) => (done ? undefined : reject(error)));
+        res.on("end", () => (done ? undefined : finish()));
       });
       req.setTimeout(timeoutMs, () => req.destroy(new KubeRequestError(`GET ${path}`, `no answer within ${timeoutMs} ms`)));
       req.on("error", reject);
@@ -297,6 +333,7 @@ export class KubeClient {
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     await new Promise<void>((opened) => {
       const req = send(url, options, (res) => {
+        clearTimeout(headersDeadline);
         opened();
         if (res.statusCode === 200) return readWatchEvents(res, (type, object) => onEvent(type as WatchEventType, object), finish);
         res.resume();
@@ -304,6 +341,8 @@ export class KubeClient {
       });
       // A watch is quiet for minutes: keep the connection probed, as client-node does.
       req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));
+      const headersDeadline = setTimeout(() => req.destroy(new KubeRequestError(`GET ${path} (watch)`, `no answer within ${HEADERS_TIMEOUT_MS} ms`)), HEADERS_TIMEOUT_MS);
+      req.on("close", () => clearTimeout(headersDeadline));
       req.on("error", (error) => {
         opened();
         finish(error);

@@ -30,6 +30,8 @@ export interface NodeFactsCacheOptions {
   client: KubeClient;
   logger: Logger;
   tuning?: Tuning;
+  /** One of its reflectors found the cluster's resourceVersions went back (see Reflector). */
+  onResourceVersionsWentBack?(from: Reflector<unknown>, detail: string): void;
 }
 
 /**
@@ -51,6 +53,7 @@ export class NodeFactsCache extends EventEmitter<{ event: [CachedNodeEvent]; eve
   constructor(options: NodeFactsCacheOptions) {
     super();
     const common = { client: options.client, logger: options.logger, ...options.tuning };
+    const wentBack = (from: () => Reflector<any>) => (detail: string) => options.onResourceVersionsWentBack?.(from(), detail);
     this.eventReflector = new Reflector({
       ...common,
       resource: "events",
@@ -58,6 +61,7 @@ export class NodeFactsCache extends EventEmitter<{ event: [CachedNodeEvent]; eve
       path: "/api/v1/events?fieldSelector=involvedObject.kind%3DNode",
       transform: (raw) => stripNodeEvent(options.cluster, raw),
       sink: this.eventSink(),
+      onResourceVersionsWentBack: wentBack(() => this.eventReflector),
     });
     this.leaseReflector = new Reflector({
       ...common,
@@ -68,7 +72,13 @@ export class NodeFactsCache extends EventEmitter<{ event: [CachedNodeEvent]; eve
         return Number.isNaN(renewTime) ? undefined : renewTime;
       },
       sink: this.leaseSink(),
+      onResourceVersionsWentBack: wentBack(() => this.leaseReflector),
     });
+  }
+
+  /** Its two reflectors, to relist when the cluster turns out to be another. */
+  reflectors(): Reflector<unknown>[] {
+    return [this.eventReflector, this.leaseReflector];
   }
 
   start(): void {

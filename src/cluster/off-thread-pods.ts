@@ -21,6 +21,7 @@ import { Agent as HttpsAgent } from "node:https";
 import { Worker } from "node:worker_threads";
 import type { FromPodWatchWorker, ToPodWatchWorker, WorkerError } from "./pod-decode-worker.js";
 import { WireDecoder } from "./pod-wire.js";
+import { HEADERS_TIMEOUT_MS } from "./kube-client.js";
 import { eventOfLine, handOn, refusedWatch, type WatchEventHandler } from "./watch-stream.js";
 
 /** Opens a watch elsewhere than on the main thread; undefined if it cannot, and the caller opens it itself. */
@@ -97,9 +98,15 @@ class PodWatchWorker {
     let finished = false;
     let opened!: () => void;
     const headers = new Promise<void>((resolve) => (opened = resolve));
+    // A server that accepts and never answers fails as on the main thread (kube-client.ts).
+    const headersDeadline = setTimeout(() => {
+      this.worker.postMessage({ stream, close: true } satisfies ToPodWatchWorker);
+      finish(new Error(`GET ${new URL(url).pathname} (watch): no answer within ${HEADERS_TIMEOUT_MS} ms`));
+    }, HEADERS_TIMEOUT_MS);
     const finish = (error: unknown) => {
       if (finished) return;
       finished = true;
+      clearTimeout(headersDeadline);
       opened();
       signal.removeEventListener("abort", abort);
       this.release(stream);
@@ -117,6 +124,7 @@ class PodWatchWorker {
       receive: (message) => {
         if (finished) return;
         if ("status" in message) {
+          clearTimeout(headersDeadline);
           opened();
           if (message.status === 200) return;
           return finish(refusedWatch(message.status, message.statusMessage));

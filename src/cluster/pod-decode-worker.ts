@@ -94,7 +94,11 @@ function read(stream: number, res: IncomingMessage): void {
   };
   res.on("data", (chunk: Buffer) => {
     if (!requests.has(stream)) return;
-    lines.push(chunk);
+    try {
+      lines.push(chunk);
+    } catch (error) {
+      return finish(error);
+    }
     if (complete) return finish();
     if (encoder.size > 0) port.postMessage({ stream, batch: encoder.take() } satisfies FromPodWatchWorker);
   });

@@ -1,5 +1,5 @@
 import type { Logger } from "../log/logger.js";
-import { KubeApiError, type KubeClient } from "./kube-client.js";
+import { KubeApiError, MAX_LIST_PAGE_BYTES, type KubeClient } from "./kube-client.js";
 import type { OffThreadWatch } from "./off-thread-pods.js";
 import { keyOf } from "./strip.js";
 import { INITIAL_EVENTS_END } from "./watch-stream.js";
@@ -45,10 +45,27 @@ export interface ReflectorOptions<T> {
    * connection would otherwise never be noticed.
    */
   stallTimeoutMs?: number;
+  /**
+   * How long a watch-list may take to deliver the initial state (to its initial-events-end
+   * BOOKMARK): a server that trickles events forever never completes a sync, and fails.
+   */
+  initialListTimeoutMs?: number;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
   /** Called whenever connected/synced change, for status and readiness. */
   onStateChange?(state: ReflectorState): void;
+  /**
+   * Called when the server's resourceVersions went back (a watch event or a list older than
+   * what was already seen): the cluster is not the one the cache holds (restarted from another
+   * state, restored, or another cluster at the same address). This reflector relists already.
+   */
+  onResourceVersionsWentBack?(detail: string): void;
+  /**
+   * Asked before a watch resumes (after it ended or failed): says (its detail) whether the server is
+   * another cluster than the one cached, which a resume from an old resourceVersion would not
+   * show until its first event.
+   */
+  anotherClusterSince?(): Promise<string | undefined>;
 }
 
 export interface ReflectorState {
@@ -68,6 +85,14 @@ export interface ReflectorState {
 
 class WatchExpired extends Error {}
 
+/** A watch delivered a resourceVersion lower than one already seen. */
+class ResourceVersionsWentBack extends Error {}
+
+/** A resourceVersion as a number, when it is one (apiservers' are; they are opaque by contract). */
+function rvNumber(rv: string | undefined): bigint | undefined {
+  return rv !== undefined && /^\d{1,30}$/.test(rv) ? BigInt(rv) : undefined;
+}
+
 /** The server answered a watch-list request as if it did not know the protocol. */
 class WatchListUnsupported extends Error {}
 
@@ -77,7 +102,10 @@ class WatchListUnsupported extends Error {}
  * jitter; a stalled watch is cut and renewed. It never stops on its own: only stop() ends it.
  */
 export class Reflector<T> {
-  private readonly o: Required<Omit<ReflectorOptions<T>, "onStateChange" | "watchListOffThread">> & Pick<ReflectorOptions<T>, "onStateChange" | "watchListOffThread">;
+  private readonly o: Required<Omit<ReflectorOptions<T>, "onStateChange" | "watchListOffThread" | "onResourceVersionsWentBack" | "anotherClusterSince">> &
+    Pick<ReflectorOptions<T>, "onStateChange" | "watchListOffThread" | "onResourceVersionsWentBack" | "anotherClusterSince">;
+  /** The highest resourceVersion seen from this server, across relists: what a restarted cluster's fall below. */
+  private highestRv: bigint | undefined;
   private stopped = false;
   private resourceVersion: string | undefined;
   /** Ends the current watch stream, if one is open or opening. */
@@ -96,6 +124,7 @@ export class Reflector<T> {
       watchList: true,
       watchTimeoutSeconds: 300,
       stallTimeoutMs: 90_000,
+      initialListTimeoutMs: 300_000,
       backoffInitialMs: 250,
       backoffMaxMs: 30_000,
       ...options,
@@ -104,6 +133,18 @@ export class Reflector<T> {
 
   start(): void {
     this.loop ??= this.run();
+  }
+
+  /**
+   * Forgets what was seen and loads the whole state again (another resource of the cluster
+   * found it restarted): not synced until then, so readiness does not count stale objects.
+   */
+  relist(): void {
+    this.resourceVersion = undefined;
+    this.highestRv = undefined;
+    this.setState({ synced: false });
+    this.endWatch?.();
+    this.wake?.();
   }
 
   /** Ends the loop and the open watch; resolves when the loop has exited. */
@@ -126,6 +167,10 @@ export class Reflector<T> {
     while (!this.stopped) {
       try {
         let delivered: boolean;
+        if (this.resourceVersion !== undefined && this.o.anotherClusterSince) {
+          const another = await this.o.anotherClusterSince();
+          if (another) throw new ResourceVersionsWentBack(another);
+        }
         if (this.resourceVersion !== undefined) delivered = await this.watchOnce();
         else if (this.o.watchList && this.watchListSupported !== false) delivered = await this.watchOnce(new Map());
         else {
@@ -144,6 +189,14 @@ export class Reflector<T> {
           continue;
         }
         this.setState({ connected: false, lastError: describe(error), lastErrorReason: error instanceof KubeApiError ? error.reason : undefined });
+        if (error instanceof ResourceVersionsWentBack) {
+          this.o.logger.warn({ resource: this.o.resource, detail: error.message }, "resourceVersions went back: the cluster is not the one cached; relisting");
+          this.resourceVersion = undefined;
+          this.highestRv = undefined;
+          this.setState({ synced: false, lastError: undefined, lastErrorReason: undefined });
+          this.o.onResourceVersionsWentBack?.(error.message);
+          continue;
+        }
         if (error instanceof WatchExpired || (error as { statusCode?: number }).statusCode === 410) {
           this.o.logger.info({ resource: this.o.resource }, "watch history expired: relisting");
           this.resourceVersion = undefined;
@@ -172,6 +225,7 @@ export class Reflector<T> {
         { limit: this.o.pageSize, continue: continueToken },
         60_000,
         this.stopping.signal,
+        MAX_LIST_PAGE_BYTES,
       );
       for (const raw of page.items) items.set(keyOf(raw), this.o.transform(raw));
       continueToken = page.metadata.continue || undefined;
@@ -184,6 +238,14 @@ export class Reflector<T> {
   private replaceAll(items: Map<string, T>, resourceVersion: string, how: string): void {
     this.o.sink.replace(items);
     this.resourceVersion = resourceVersion;
+    const listed = rvNumber(resourceVersion);
+    const before = this.highestRv;
+    this.highestRv = listed;
+    // A relist (after a 410) of a server whose versions started again: the other resources are stale too.
+    if (listed !== undefined && before !== undefined && listed < before) {
+      this.o.logger.warn({ resource: this.o.resource, resourceVersion, before: String(before) }, "resourceVersions went back: the cluster is not the one cached");
+      this.o.onResourceVersionsWentBack?.(`listed at ${resourceVersion} after ${before}`);
+    }
     this.state.relists++;
     this.state.lastEventAt = Date.now();
     this.setState({ synced: true, lastError: undefined, lastErrorReason: undefined });
@@ -202,11 +264,13 @@ export class Reflector<T> {
       let delivered = false;
       let settled = false;
       let stallTimer: NodeJS.Timeout | undefined;
+      let initialTimer: NodeJS.Timeout | undefined;
       let controller: AbortController | undefined;
       const finish = (error?: unknown) => {
         if (settled) return;
         settled = true;
         clearTimeout(stallTimer);
+        clearTimeout(initialTimer);
         // If the request is still opening, the controller arrives later and is aborted then.
         controller?.abort();
         this.endWatch = undefined;
@@ -221,6 +285,10 @@ export class Reflector<T> {
       this.endWatch = () => finish();
       const timeoutSeconds = Math.round(this.o.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
       let loading = initial;
+      if (loading) {
+        const ms = this.o.initialListTimeoutMs;
+        initialTimer = setTimeout(() => finish(new Error(`the initial ${this.o.resource} were not all delivered within ${Math.round(ms / 1000)} s`)), ms);
+      }
       const query = loading
         ? { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan", allowWatchBookmarks: true, timeoutSeconds }
         : { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds };
@@ -253,6 +321,7 @@ export class Reflector<T> {
                   this.watchListSupported = true;
                   this.replaceAll(loading, String(object.metadata.resourceVersion), "streamed the initial state (watch-list)");
                   loading = undefined;
+                  clearTimeout(initialTimer);
                 }
                 break;
               case "ERROR": {
@@ -261,6 +330,14 @@ export class Reflector<T> {
               }
             }
             const rv = decoded ? decoded.resourceVersion : object?.metadata?.resourceVersion;
+            // Initial events carry each object's own version, in no order; after them every event moves forwards.
+            if (rv && !loading) {
+              const n = rvNumber(String(rv));
+              if (n !== undefined && this.highestRv !== undefined && n < this.highestRv) {
+                return finish(new ResourceVersionsWentBack(`a ${type} at resourceVersion ${rv} after ${this.highestRv}`));
+              }
+              if (n !== undefined) this.highestRv = n;
+            }
             if (rv) this.resourceVersion = rv;
           },
           // A stream that ends before its initial state is complete is of a server that ignored the request.

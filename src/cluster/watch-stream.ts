@@ -1,6 +1,21 @@
 import { STATUS_CODES, type IncomingMessage } from "node:http";
 
 /**
+ * The longest watch line read: one event holds one object, which the apiserver keeps under
+ * 1.5 MiB (etcd's request limit) and accepts in requests of up to 3 MiB; 8 MiB leaves room for
+ * the event around it. A longer line is no Kubernetes object: the stream is cut, not gathered.
+ */
+export const MAX_WATCH_LINE_BYTES = 8 * 1024 * 1024;
+
+/** A watch line past {@link MAX_WATCH_LINE_BYTES}: the stream is ended with this error. */
+export class WatchLineTooLongError extends Error {
+  override name = "WatchLineTooLongError";
+  constructor(readonly maxBytes: number) {
+    super(`the server sent a watch event over ${maxBytes / 1024 / 1024} MiB (no Kubernetes object is that large): stream cut`);
+  }
+}
+
+/**
  * Splits a byte stream into its lines at "\n" and hands each on as a string.
  *
  * A watch is newline-delimited JSON, where "\n" never occurs inside an event (JSON escapes it)
@@ -13,25 +28,46 @@ import { STATUS_CODES, type IncomingMessage } from "node:http";
 export class LineSplitter {
   /** The pieces of a line begun in earlier chunks. */
   private partial: Buffer[] = [];
+  private partialBytes = 0;
 
-  /** `onLine` may answer true to stop there: the rest of that chunk is not read. */
-  constructor(private readonly onLine: (line: string) => boolean | void) {}
+  /**
+   * `onLine` may answer true to stop there: the rest of that chunk is not read. A line longer
+   * than `maxLineBytes` is never gathered: {@link push} throws {@link WatchLineTooLongError}.
+   */
+  constructor(
+    private readonly onLine: (line: string) => boolean | void,
+    private readonly maxLineBytes = MAX_WATCH_LINE_BYTES,
+  ) {}
 
   push(chunk: Buffer): void {
     let start = 0;
     let newline = chunk.indexOf(10);
     if (newline >= 0 && this.partial.length > 0) {
+      this.checkLength(this.partialBytes + newline);
       this.partial.push(chunk.subarray(0, newline));
       if (this.flushPartial() === true) return;
       start = newline + 1;
       newline = chunk.indexOf(10, start);
     }
     while (newline >= 0) {
+      this.checkLength(newline - start);
       if (this.onLine(chunk.toString("utf8", start, newline)) === true) return;
       start = newline + 1;
       newline = chunk.indexOf(10, start);
     }
-    if (start < chunk.length) this.partial.push(chunk.subarray(start));
+    if (start < chunk.length) {
+      this.checkLength(this.partialBytes + chunk.length - start);
+      this.partial.push(chunk.subarray(start));
+      this.partialBytes += chunk.length - start;
+    }
+  }
+
+  private checkLength(bytes: number): void {
+    if (bytes > this.maxLineBytes) {
+      this.partial = [];
+      this.partialBytes = 0;
+      throw new WatchLineTooLongError(this.maxLineBytes);
+    }
   }
 
   /** The stream ended: a last line without its "\n" still counts, as with readline. */
@@ -43,6 +79,7 @@ export class LineSplitter {
   private flushPartial(): boolean | void {
     const line = Buffer.concat(this.partial).toString("utf8");
     this.partial = [];
+    this.partialBytes = 0;
     return this.onLine(line);
   }
 }
@@ -105,7 +142,15 @@ export function readWatchEvents(res: IncomingMessage, onEvent: WatchEventHandler
     onEnd(error);
   };
   const lines = new LineSplitter((line) => eventOfLine(line, onEvent));
-  res.on("data", (chunk: Buffer) => lines.push(chunk));
+  res.on("data", (chunk: Buffer) => {
+    if (ended) return;
+    try {
+      lines.push(chunk);
+    } catch (error) {
+      end(error);
+      res.destroy();
+    }
+  });
   res.on("end", () => {
     lines.end();
     end(null);

@@ -81,6 +81,10 @@ export interface LimitsConfig {
   maxInFlight: number;
   /** Objects one event of a subscription may make the server resolve (its selection and filter), checked at subscribe time. */
   maxSubscriptionEventCost: number;
+  /** HTTP connections held open, all clients together (WebSockets included). */
+  maxConnections: number;
+  /** HTTP connections held open from one client address. */
+  maxConnectionsPerAddress: number;
 }
 
 /** Capacity trends: how often node usage and requests are sampled, and how long raw samples stay. */
@@ -190,6 +194,8 @@ export const SETTINGS = {
   maxInFlightPerCaller: { flag: "max-in-flight-per-caller", env: "MAX_IN_FLIGHT_PER_CALLER", default: "16", help: "operations one caller may have running at once; more are refused (429, Retry-After)" },
   maxInFlight: { flag: "max-in-flight", env: "MAX_IN_FLIGHT", default: "128", help: "operations running at once, all callers together; more are refused (503, Retry-After)" },
   drainTimeout: { flag: "drain-timeout", env: "DRAIN_TIMEOUT_SECONDS", default: "600", help: "seconds a drain may take when its options do not say (at most 86400)" },
+  maxConnections: { flag: "max-connections", env: "MAX_CONNECTIONS", default: "10000", help: "HTTP connections held open, all clients together (at most the open-files limit less 1024); past it the oldest idle one is closed" },
+  maxConnectionsPerAddress: { flag: "max-connections-per-address", env: "MAX_CONNECTIONS_PER_ADDRESS", default: "1000", help: "HTTP connections held open from one client address; past it that address's oldest idle one is closed" },
   maxSubscriptionEventCost: { flag: "max-subscription-event-cost", env: "MAX_SUBSCRIPTION_EVENT_COST", default: "10000", help: "most objects one event of a subscription may ask for (its selection and filter); more is refused at subscribe time" },
   maxQueryCost: { flag: "max-query-cost", env: "MAX_QUERY_COST", default: "500000", help: "most objects an operation may ask for, lists counted at their `first`" },
   trendsInterval: { flag: "trends-interval", env: "TRENDS_INTERVAL_SECONDS", default: "60", help: "seconds between samples of node usage and requests for capacity trends; 0 turns sampling off" },
@@ -301,6 +307,8 @@ export function configFrom(flags: Record<string, unknown>, env: NodeJS.ProcessEn
       maxSubscriptionsPerCaller: wholeNumber("maxSubscriptionsPerCaller", flags, env, 1, 1_000_000),
       maxInFlightPerCaller: wholeNumber("maxInFlightPerCaller", flags, env, 1, 100_000),
       maxInFlight: wholeNumber("maxInFlight", flags, env, 1, 100_000),
+      maxConnections: wholeNumber("maxConnections", flags, env, 1, 1_000_000),
+      maxConnectionsPerAddress: wholeNumber("maxConnectionsPerAddress", flags, env, 1, 1_000_000),
       maxSubscriptionEventCost: wholeNumber("maxSubscriptionEventCost", flags, env, 1, 1_000_000_000),
     },
     maintenance: { drainTimeoutSeconds: wholeNumber("drainTimeout", flags, env, 1, 86_400) },

@@ -104,3 +104,17 @@ export function isContentRefusal(error: unknown, depth = 0): boolean {
   if (adapterCause && isContentRefusal(adapterCause, depth + 1)) return true;
   return e.cause !== undefined && isContentRefusal(e.cause, depth + 1);
 }
+
+/**
+ * True when the database could not write for want of disk space: SQLSTATE 53100 (disk full),
+ * or the operating system's ENOSPC in its words (PGlite's file system layer says only that).
+ */
+export function isDiskFull(error: unknown, depth = 0): boolean {
+  if (typeof error !== "object" || error === null || depth > 5) return false;
+  const e = error as ErrorShape & { originalCode?: unknown };
+  if (e.originalCode === "53100" || e.code === "53100") return true;
+  if (typeof e.message === "string" && /No space left on device|ENOSPC|`53100`/.test(e.message)) return true;
+  const adapterCause = e.meta?.driverAdapterError?.cause;
+  if (adapterCause && isDiskFull(adapterCause, depth + 1)) return true;
+  return e.cause !== undefined && isDiskFull(e.cause, depth + 1);
+}

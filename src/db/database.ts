@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { PGlite } from "@electric-sql/pglite";
@@ -164,7 +164,7 @@ async function openPglite(dataDir: string, options: OpenOptions): Promise<Databa
   } catch (error) {
     unlock();
     if (error instanceof DataDirLockedError) throw error;
-    throw new DatabaseUnavailableError(`cannot open ${description}: ${(error as Error).message}`);
+    throw new DatabaseUnavailableError(`cannot open ${description}: ${pgliteOpenFailure(error, inMemory ? undefined : dataDir)}`);
   }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   const connection: SqlConnection = {
@@ -206,6 +206,33 @@ async function openPglite(dataDir: string, options: OpenOptions): Promise<Databa
       unlock();
     },
   };
+}
+
+/**
+ * A new PGlite database takes ~31 MiB on disk (its catalogue and the first WAL segments), and
+ * history grows it: below this much free space a failed open is blamed on the disk.
+ */
+const PGLITE_MIN_FREE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why PGlite could not open. Out of disk space, PostgreSQL inside WebAssembly aborts without
+ * a message (the error's message is undefined), so the free space of the directory is looked at.
+ */
+function pgliteOpenFailure(error: unknown, dataDir: string | undefined): string {
+  const message = (error as Error | undefined)?.message || "";
+  let free: number | undefined;
+  try {
+    if (dataDir) {
+      const stats = statfsSync(dataDir);
+      free = stats.bavail * stats.bsize;
+    }
+  } catch {
+    // Unknown: say what PGlite said.
+  }
+  if (free !== undefined && (free < PGLITE_MIN_FREE_BYTES || /No space left/i.test(message))) {
+    return `the disk is full or too small: ${(free / 1024 / 1024).toFixed(1)} MiB free there, and a new database needs about 31 MiB, more as history grows (free space, or point --data-dir elsewhere)${message ? ` (${message})` : ""}`;
+  }
+  return message || `PGlite failed without saying why (${String(error)})`;
 }
 
 /** Bytes of WAL written since the last checkpoint began. */

@@ -23,6 +23,8 @@ export interface RequestContext {
    * every operation the server runs; undefined only in contexts tests build by hand.
    */
   principal?: Principal;
+  /** The operation's cost as measured before it ran (operation-limits.ts), for Query.rateLimit. */
+  operationCost?: number;
   /** For operations over a WebSocket: closes that connection (a subscriber fallen too far behind). */
   closeConnection?: (code: number, reason: string) => void;
 }

@@ -1,7 +1,12 @@
 import { ApolloServerErrorCode } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 
-/** The `extensions.code` values of the API contract: the only codes clients ever see. */
+/**
+ * The `extensions.code` values clients see: the API contract's, and where the GraphQL ecosystem
+ * has a word of its own for a case the contract calls BAD_USER_INPUT or FORBIDDEN, that word
+ * (Apollo Server's request codes, which Apollo Client's and urql's persisted-query links and
+ * most tooling look for, and RATE_LIMITED for a caller over its allowance, as public APIs say).
+ */
 export const ErrorCode = {
   UNAUTHENTICATED: "UNAUTHENTICATED",
   FORBIDDEN: "FORBIDDEN",
@@ -10,6 +15,15 @@ export const ErrorCode = {
   CONFLICT: "CONFLICT",
   UNAVAILABLE: "UNAVAILABLE",
   INTERNAL_SERVER_ERROR: "INTERNAL_SERVER_ERROR",
+  /** A document that is not GraphQL (a BAD_USER_INPUT in the contract's words). */
+  GRAPHQL_PARSE_FAILED: "GRAPHQL_PARSE_FAILED",
+  /** A document the schema refuses (a BAD_USER_INPUT in the contract's words). */
+  GRAPHQL_VALIDATION_FAILED: "GRAPHQL_VALIDATION_FAILED",
+  /** An automatic persisted query's hash this server does not hold yet: send the query with it. */
+  PERSISTED_QUERY_NOT_FOUND: "PERSISTED_QUERY_NOT_FOUND",
+  PERSISTED_QUERY_NOT_SUPPORTED: "PERSISTED_QUERY_NOT_SUPPORTED",
+  /** Over a per-caller allowance (mutations a minute, operations at once, subscriptions): retry after `retryAfterSeconds`. */
+  RATE_LIMITED: "RATE_LIMITED",
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -34,10 +48,10 @@ export class AppError extends GraphQLError {
  */
 const FROM_APOLLO: Record<ApolloServerErrorCode, ErrorCode> = {
   [ApolloServerErrorCode.INTERNAL_SERVER_ERROR]: ErrorCode.INTERNAL_SERVER_ERROR,
-  [ApolloServerErrorCode.GRAPHQL_PARSE_FAILED]: ErrorCode.BAD_USER_INPUT,
-  [ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED]: ErrorCode.BAD_USER_INPUT,
-  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND]: ErrorCode.BAD_USER_INPUT,
-  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED]: ErrorCode.BAD_USER_INPUT,
+  [ApolloServerErrorCode.GRAPHQL_PARSE_FAILED]: ErrorCode.GRAPHQL_PARSE_FAILED,
+  [ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED]: ErrorCode.GRAPHQL_VALIDATION_FAILED,
+  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND]: ErrorCode.PERSISTED_QUERY_NOT_FOUND,
+  [ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED]: ErrorCode.PERSISTED_QUERY_NOT_SUPPORTED,
   [ApolloServerErrorCode.BAD_USER_INPUT]: ErrorCode.BAD_USER_INPUT,
   [ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE]: ErrorCode.BAD_USER_INPUT,
   [ApolloServerErrorCode.BAD_REQUEST]: ErrorCode.BAD_USER_INPUT,

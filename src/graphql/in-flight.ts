@@ -29,7 +29,7 @@ export class InFlightLimiter {
   acquire(subject: string): (() => void) | AppError {
     const mine = this.running.get(subject) ?? 0;
     if (mine >= this.perCaller) {
-      return new AppError(ErrorCode.FORBIDDEN, `Too many operations at once: at most ${this.perCaller} per caller; try again in ${IN_FLIGHT_RETRY_AFTER_SECONDS} s`, {
+      return new AppError(ErrorCode.RATE_LIMITED, `Too many operations at once: at most ${this.perCaller} per caller; try again in ${IN_FLIGHT_RETRY_AFTER_SECONDS} s`, {
         reason: InFlightReason.CALLER_BUSY,
         retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS,
       });

@@ -222,6 +222,14 @@ export function measureOperation(
     return weight + (trends ? TRENDS_WEIGHT : 0) + filterWork(parent, selection);
   };
 
+  /** How many entities a federation `_entities` call names: one object each. */
+  const namedEntities = (field: FieldNode): number | undefined => {
+    if (field.name.value !== "_entities") return undefined;
+    const node = field.arguments?.find((a) => a.name.value === "representations")?.value;
+    const value = node && argumentValue(node);
+    return Array.isArray(value) ? value.length : undefined;
+  };
+
   /** Each fragment's measure, by name and the page owed to it; `null` while it is being measured (a cycle, which validation refuses). */
   const measuredFragments = new Map<string, Measured | null>();
 
@@ -257,7 +265,7 @@ export function measureOperation(
         if (!isCompositeType(type)) continue;
         const list = isListType(getNullableType(field.type));
         const first = field.paged ? (intArgument(selection, "first") ?? intArgument(selection, "last") ?? DEFAULT_PAGE) : undefined;
-        const items = list ? (first ?? page ?? DEFAULT_LIST_LENGTH) : 1;
+        const items = list ? (first ?? page ?? namedEntities(selection) ?? DEFAULT_LIST_LENGTH) : 1;
         const inner = walk(selection.selectionSet, type, list ? undefined : first);
         cost += items + items * inner.cost;
         selections += inner.selections;

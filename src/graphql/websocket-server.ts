@@ -229,10 +229,12 @@ export function attachGraphqlWebSocket(options: GraphqlWebSocketOptions): Graphq
         checkNesting(payload.query);
         document = parse(payload.query, options.parseOptions);
       } catch (error) {
-        return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
+        if (!(error instanceof GraphQLError)) return [new GraphQLError(String(error))];
+        // checkNesting's refusal carries its own code; the parser's errors carry none.
+        return [error.extensions["code"] ? error : withCode(error, ErrorCode.GRAPHQL_PARSE_FAILED)];
       }
       const invalid = validate(schema, document, options.introspection === false ? [...specifiedRules, NoSchemaIntrospectionCustomRule] : undefined);
-      if (invalid.length > 0) return invalid;
+      if (invalid.length > 0) return invalid.map((error) => withCode(error, ErrorCode.GRAPHQL_VALIDATION_FAILED));
       validated.add(payload.query, document);
     }
     const operation = getOperationAST(document, payload.operationName);
@@ -394,6 +396,11 @@ class Inbox {
     this.scheduled = false;
     if (this.socket.isPaused) this.socket.resume();
   }
+}
+
+/** A request error of graphql-js with the code Apollo Server gives the same error over HTTP. */
+function withCode(error: GraphQLError, code: ErrorCode): GraphQLError {
+  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code } });
 }
 
 /** The refusal of one more subscription, when the connection or its caller holds as many as allowed. */

@@ -71,7 +71,7 @@ function statusOf(stored: string): ConditionStatus {
 }
 
 /** A transition as recorded (the recorder's record, less what only the write needs), with its row id. */
-type TransitionRow = Omit<TransitionRecord, "reconciled"> & { id: bigint };
+type TransitionRow = TransitionRecord & { id: bigint; recordedAt: Date };
 
 interface EventRow {
   id: bigint;
@@ -97,6 +97,8 @@ function transitionView(row: TransitionRow): ConditionTransitionView {
     reason: row.reason,
     message: row.message,
     at: row.at,
+    reconciled: row.reconciled,
+    recordedAt: row.recordedAt,
   };
 }
 
@@ -168,10 +170,10 @@ export class HistoryQueries {
       // so a node with years of flapping costs no more than a quiet one.
       const rows = await this.read(() =>
         this.database.prisma.$queryRaw<TransitionRow[]>`
-          SELECT t.id, t.cluster, t.node, t.type, t."from", t."to", t.reason, t.message, t.at
+          SELECT t.id, t.cluster, t.node, t.type, t."from", t."to", t.reason, t.message, t.at, t.reconciled, t.recorded_at AS "recordedAt"
           FROM unnest(${pairs.clusters}::text[], ${pairs.nodes}::text[]) AS k(cluster, node)
           CROSS JOIN LATERAL (
-            SELECT c.id, c.cluster, c.node, c.type, c."from", c."to", c.reason, c.message, c.at
+            SELECT c.id, c.cluster, c.node, c.type, c."from", c."to", c.reason, c.message, c.at, c.reconciled, c.recorded_at
             FROM condition_transition c
             WHERE c.cluster = k.cluster AND c.node = k.node
               ${type != null ? Prisma.sql`AND c.type = ${type}` : Prisma.empty}
@@ -238,7 +240,7 @@ export class HistoryQueries {
   }
 }
 
-const TRANSITION_COLUMNS = { id: true, cluster: true, node: true, type: true, from: true, to: true, reason: true, message: true, at: true } as const;
+const TRANSITION_COLUMNS = { id: true, cluster: true, node: true, type: true, from: true, to: true, reason: true, message: true, at: true, reconciled: true, recordedAt: true } as const;
 
 const EVENT_COLUMNS = {
   id: true,

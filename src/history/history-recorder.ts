@@ -5,7 +5,7 @@ import { LeaseElector } from "../cluster/lease-elector.js";
 import type { Logger } from "../log/logger.js";
 import { projection } from "./history-diff.js";
 import type { HistoryNotice, PubSub } from "../pubsub/pubsub.js";
-import { isContentRefusal } from "../db/database-errors.js";
+import { isContentRefusal, isDiskFull } from "../db/database-errors.js";
 import { LeadershipLostError, type HistoryStore, type NodeObservation } from "./history-store.js";
 import { WriteLoop } from "./write-loop.js";
 import { RecordingCoverage } from "./recording-coverage.js";
@@ -42,6 +42,8 @@ export interface RecorderStatus {
   fenced: number;
   /** Observations skipped because the database refused their content (each logged with the node and the database's words). */
   refused: number;
+  /** The last write failed because the database's disk is full (cleared by the next write that succeeds). */
+  diskFull: boolean;
   /** Since when writes have failed without a break while observations wait: the recorder is not making progress. */
   stalledSince?: Date;
   lastError?: string;
@@ -80,7 +82,7 @@ export class HistoryRecorder {
   private needsReconcile = false;
   /** "started" with a cluster's name when this replica takes its Lease (node events follow it). */
   readonly leadership = new EventEmitter<{ started: [string] }>();
-  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0, fenced: 0 };
+  readonly status: RecorderStatus = { pending: 0, dropped: 0, databaseUp: true, leaderOf: [], recorded: { transitions: 0, changes: 0, maintenance: 0 }, refused: 0, fenced: 0, diskFull: false };
 
   constructor(options: HistoryRecorderOptions) {
     const { coverage, ...rest } = options;
@@ -89,6 +91,7 @@ export class HistoryRecorder {
       ...coverage,
       logger: options.logger,
       reconcile: (cluster) => this.leading.has(cluster) && this.push({ kind: "reconcile", cluster }),
+      fence: (cluster) => this.fence(cluster),
     });
     this.writes = new WriteLoop({
       status: this.status,
@@ -113,6 +116,7 @@ export class HistoryRecorder {
         }
       },
       written: () => {
+        this.status.diskFull = false;
         delete this.status.lastError;
         delete this.status.stalledSince;
         if (this.needsReconcile) {
@@ -121,6 +125,7 @@ export class HistoryRecorder {
         }
       },
       failed: (error) => {
+        this.status.diskFull = isDiskFull(error);
         this.status.lastError = (error as Error).message;
         this.status.stalledSince ??= new Date();
       },
@@ -153,8 +158,8 @@ export class HistoryRecorder {
           this.leadership.emit("started", cache.name);
         },
         onStoppedLeading: () => {
-          this.forget(cache.name);
           void this.coverage.release(cache.name).catch(() => {});
+          this.forget(cache.name);
         },
       });
       this.electors.set(cache.name, elector);

@@ -39,14 +39,24 @@ export class HistoryRetention {
   /** Deletes every row older than `cutoff`; returns how many of each kind. */
   async prune(cutoff: Date): Promise<Record<string, number>> {
     const p = this.database.prisma;
-    const [transitions, changes, maintenance, drains, nodes, nodeEvents] = await Promise.all([
+    const [transitions, changes, maintenance, drains, nodes, nodeEvents, coverage] = await Promise.all([
       p.conditionTransition.deleteMany({ where: { at: { lt: cutoff } } }),
       p.nodeChange.deleteMany({ where: { at: { lt: cutoff } } }),
       p.maintenanceEvent.deleteMany({ where: { at: { lt: cutoff } } }),
       p.drainOperation.deleteMany({ where: { finishedAt: { lt: cutoff } } }),
       p.nodeState.deleteMany({ where: { deletedAt: { lt: cutoff } } }),
       p.nodeEvent.deleteMany({ where: { lastSeen: { lt: cutoff } } }),
+      // A stretch that ended before the cutoff covers only history that is gone too.
+      p.recordingCoverage.deleteMany({ where: { endedAt: { lt: cutoff } } }),
     ]);
-    return { transitions: transitions.count, changes: changes.count, maintenance: maintenance.count, drains: drains.count, nodes: nodes.count, nodeEvents: nodeEvents.count };
+    return {
+      transitions: transitions.count,
+      changes: changes.count,
+      maintenance: maintenance.count,
+      drains: drains.count,
+      nodes: nodes.count,
+      nodeEvents: nodeEvents.count,
+      coverage: coverage.count,
+    };
   }
 }

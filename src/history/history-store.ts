@@ -90,7 +90,8 @@ export class HistoryStore {
       INSERT INTO history_leadership (cluster, epoch, holder, updated_at) VALUES (${cluster}, 1, ${holder}, now())
       ON CONFLICT (cluster) DO UPDATE SET epoch = history_leadership.epoch + 1, holder = EXCLUDED.holder, updated_at = now()
       RETURNING epoch`;
-    return BigInt(row!.epoch);
+    if (!row) throw new Error(`the history leadership of ${cluster} could not be claimed: the database returned no epoch`);
+    return BigInt(row.epoch);
   }
 
   private applyCluster(cluster: string, observations: NodeObservation[], salvage: boolean, fence: LeadershipFence | undefined): Promise<ApplyResult> {
@@ -149,7 +150,7 @@ export class HistoryStore {
  * The fence, checked in the write's own transaction: the leadership row stays locked until it
  * commits, so a successor's claim waits for this write or this write sees the new epoch.
  */
-async function checkFence(tx: Prisma.TransactionClient, cluster: string, epoch: bigint | undefined): Promise<void> {
+export async function checkFence(tx: Prisma.TransactionClient, cluster: string, epoch: bigint | undefined): Promise<void> {
   const [row] = await tx.$queryRaw<{ epoch: bigint; holder: string }[]>`SELECT epoch, holder FROM history_leadership WHERE cluster = ${cluster} FOR UPDATE`;
   if (epoch === undefined || !row || BigInt(row.epoch) !== epoch) throw new LeadershipLostError(cluster, row?.holder);
 }

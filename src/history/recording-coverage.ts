@@ -1,6 +1,7 @@
 import type { Database } from "../db/database.js";
 import { PeriodicTask } from "../lifecycle/periodic-task.js";
 import type { Logger } from "../log/logger.js";
+import { checkFence, LeadershipLostError } from "./history-store.js";
 
 export interface RecordingCoverageOptions {
   database: Database;
@@ -11,6 +12,8 @@ export interface RecordingCoverageOptions {
   reconnectGraceMs?: number;
   /** Asked for when a stretch may start again after a gap: the recorded state must be made to match the cluster first. */
   reconcile: (cluster: string) => void;
+  /** The epoch the database granted this replica for `cluster`: each write carries it, and one of a lost term is refused. */
+  fence: (cluster: string) => bigint | undefined;
   now?: () => Date;
 }
 
@@ -76,13 +79,17 @@ export class RecordingCoverage {
     }
   }
 
-  /** This replica no longer records `cluster`: its stretch ends now. */
+  /**
+   * This replica no longer records `cluster`: its stretch ends now. Called before the term's
+   * epoch is forgotten, so the closing write carries it (and is refused if a successor holds one).
+   */
   release(cluster: string): Promise<void> {
     const state = this.clusters.get(cluster);
     this.clusters.delete(cluster);
     if (!state?.startedAt) return Promise.resolve();
     const end = state.disconnectedSince ?? this.now();
-    return this.serial(() => this.write(cluster, state, end));
+    const epoch = this.o.fence(cluster);
+    return this.serial(() => this.write(cluster, state, end, epoch));
   }
 
   /** Stops extending and closes every stretch now. */
@@ -116,16 +123,27 @@ export class RecordingCoverage {
     return next;
   }
 
-  /** Writes the stretch [startedAt, end), its row made on the first write. */
-  private async write(cluster: string, state: ClusterCoverage, end: Date): Promise<void> {
+  /**
+   * Writes the stretch [startedAt, end), its row made on the first write, fenced by this
+   * replica's epoch: a replica that lost the cluster's leadership claims no more of it.
+   */
+  private async write(cluster: string, state: ClusterCoverage, end: Date, epoch = this.o.fence(cluster)): Promise<void> {
     const startedAt = state.startedAt!;
     const endedAt = end.getTime() < startedAt.getTime() ? startedAt : end;
-    const p = this.o.database.prisma;
-    if (state.id === undefined) {
-      const row = await p.recordingCoverage.create({ data: { cluster, startedAt, endedAt }, select: { id: true } });
-      state.id = row.id;
-    } else {
-      await p.recordingCoverage.update({ where: { id: state.id }, data: { endedAt } });
+    try {
+      await this.o.database.prisma.$transaction(async (tx) => {
+        await checkFence(tx, cluster, epoch);
+        if (state.id === undefined) {
+          const row = await tx.recordingCoverage.create({ data: { cluster, startedAt, endedAt }, select: { id: true } });
+          state.id = row.id;
+        } else {
+          await tx.recordingCoverage.update({ where: { id: state.id }, data: { endedAt } });
+        }
+      });
+    } catch (error) {
+      if (!(error instanceof LeadershipLostError)) throw error;
+      // Not ours any more: the stretch ends at its last write, and nothing more is claimed.
+      this.clusters.delete(cluster);
     }
   }
 }

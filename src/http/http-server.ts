@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "../log/logger.js";
+import { effectiveTotal, limitConnections, type ConnectionLimits } from "./connection-limits.js";
+import { WEB_PREFIX } from "./web-assets.js";
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -37,9 +39,11 @@ export function requestIdOf(req: IncomingMessage): string {
 /**
  * Listens before anything slow is started, so a port in use ends the start at once. Until the
  * routes are attached, /healthz answers 200 (the process is up) and everything else 503.
+ * `connections` bounds the connections held (connection-limits.ts).
  */
-export async function bindHttpPort(host: string, port: number): Promise<Server> {
+export async function bindHttpPort(host: string, port: number, connections?: ConnectionLimits): Promise<Server> {
   const server = keepingAlive(createServer(answerWhileStarting));
+  if (connections) limitConnections(server, { ...connections, total: effectiveTotal(connections.total) });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -60,10 +64,23 @@ export async function bindHttpPort(host: string, port: number): Promise<Server> 
  */
 export const KEEP_ALIVE_MS = 65_000;
 
+/**
+ * How long receiving one request (headers and body) may take: the apiserver's
+ * default request timeout (60 s), on top of the headers' own allowance (keepingAlive). Node's default
+ * is 300 s.
+ */
+export const REQUEST_TIMEOUT_MS = 60_000 + KEEP_ALIVE_MS + 1_000;
+
+/** How long a connection may be silent (no byte either way) before it is closed, a WebSocket being pinged far more often. */
+export const SOCKET_IDLE_MS = 2 * KEEP_ALIVE_MS;
+
 function keepingAlive(server: Server): Server {
   server.keepAliveTimeout = KEEP_ALIVE_MS;
   // Headers of a request on a kept connection must be allowed at least as long.
   server.headersTimeout = Math.max(server.headersTimeout, KEEP_ALIVE_MS + 1_000);
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  // A connection that never sends a request is not covered by the timeouts above.
+  server.timeout = SOCKET_IDLE_MS;
   return server;
 }
 
@@ -108,7 +125,9 @@ export function createHttpServer(routes: HttpRoutes, logger: Logger, bound?: Ser
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         // A path is the caller's text: logged cut, so a flood of long ones cannot fill the log.
         const logged = path.length > LOGGED_PATH_LENGTH ? `${path.slice(0, LOGGED_PATH_LENGTH)}…` : path;
-        logger.info({ requestId, method: req.method, path: logged, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+        // A page's scripts and styles are a dozen requests each time it loads: debug, not a line each.
+        const level = path.startsWith(WEB_PREFIX) && res.statusCode < 400 ? "debug" : "info";
+        logger[level]({ requestId, method: req.method, path: logged, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
       }
     }
   };

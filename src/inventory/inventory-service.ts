@@ -53,6 +53,8 @@ export class InventoryService {
         metricsAvailable: status.metricsAvailable,
         simulated: this.clusters.isSimulated(cache.name),
         disconnectedSince: status.disconnectedSince ?? null,
+        resets: status.resets,
+        lastResetAt: status.lastResetAt ?? null,
       };
     });
   }

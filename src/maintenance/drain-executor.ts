@@ -133,6 +133,7 @@ export async function readPlan(writer: ClusterWriter, node: string, options: Dra
       reason: pod.reason,
       blockedBy: null,
       attempts: 0,
+      unblockedBy: pod.unblockedBy,
     })),
     warnings: plan.warnings,
     errors: plan.errors,

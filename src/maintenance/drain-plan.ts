@@ -7,7 +7,7 @@
 
 import type { CachedPod } from "../cluster/model.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import type { DrainOptions as DrainOptionsInput, DrainOptionsApplied } from "../graphql/generated/resolvers-types.js";
+import type { DrainOptionName, DrainOptions as DrainOptionsInput, DrainOptionsApplied } from "../graphql/generated/resolvers-types.js";
 import { parseLabelSelector, SelectorParseError } from "../k8s/label-selector.js";
 
 /**
@@ -60,6 +60,8 @@ export interface PodVerdict {
   /** Why it is skipped, or what kubectl would warn about removing it. */
   warning?: string;
   error?: string;
+  /** With `error`: the option that would let the drain go on past this pod. */
+  unblockedBy?: DrainOptionName;
 }
 
 /** What the planner needs to know about the cluster beyond the pod itself. */
@@ -90,21 +92,21 @@ const daemonSetFilter: PodFilter = (pod, { options, daemonSetExists }) => {
   if (!daemonSetExists(pod.namespace, pod.ownerName ?? "")) {
     // An orphan the DaemonSet controller will never replace: removable only with force.
     const missing = `daemonsets.apps "${pod.ownerName}" not found`;
-    return options.force ? { remove: true, warning: missing } : { remove: false, error: missing };
+    return options.force ? { remove: true, warning: missing } : { remove: false, error: missing, unblockedBy: "FORCE" };
   }
-  return options.ignoreDaemonSets ? { remove: false, warning: DAEMONSET_WARNING } : { remove: false, error: DAEMONSET_FATAL };
+  return options.ignoreDaemonSets ? { remove: false, warning: DAEMONSET_WARNING } : { remove: false, error: DAEMONSET_FATAL, unblockedBy: "IGNORE_DAEMON_SETS" };
 };
 
 const mirrorPodFilter: PodFilter = (pod) => (pod.mirror ? { remove: false, warning: MIRROR_SKIP } : OKAY);
 
 const localStorageFilter: PodFilter = (pod, { options }) => {
   if (!pod.emptyDir || finished(pod)) return OKAY;
-  return options.deleteEmptyDirData ? { remove: true, warning: LOCAL_STORAGE_WARNING } : { remove: false, error: LOCAL_STORAGE_FATAL };
+  return options.deleteEmptyDirData ? { remove: true, warning: LOCAL_STORAGE_WARNING } : { remove: false, error: LOCAL_STORAGE_FATAL, unblockedBy: "DELETE_EMPTY_DIR_DATA" };
 };
 
 const unreplicatedFilter: PodFilter = (pod, { options }) => {
   if (finished(pod) || pod.ownerKind !== undefined) return OKAY;
-  return options.force ? { remove: true, warning: UNMANAGED_WARNING } : { remove: false, error: UNMANAGED_FATAL };
+  return options.force ? { remove: true, warning: UNMANAGED_WARNING } : { remove: false, error: UNMANAGED_FATAL, unblockedBy: "FORCE" };
 };
 
 /** kubectl's order: daemonSet, mirror, localStorage, unreplicated. */
@@ -133,6 +135,8 @@ export interface PlannedPod {
   /** Why skipped, or why the drain cannot remove it. */
   reason: string | null;
   refused: boolean;
+  /** For a refusing pod, the option that would let the drain go on past it. */
+  unblockedBy: DrainOptionName | null;
 }
 
 export interface DrainPlan {
@@ -163,6 +167,7 @@ export function planDrain(pods: readonly CachedPod[], context: PlanContext): Dra
       action: verdict.remove ? (context.options.disableEviction ? "DELETE" : "EVICT") : null,
       reason: verdict.error ?? (verdict.remove ? null : (verdict.warning ?? null)),
       refused: verdict.error !== undefined,
+      unblockedBy: verdict.unblockedBy ?? null,
     };
   });
   // kubectl reports refusals in filter order: DaemonSets, local storage, then unmanaged pods.

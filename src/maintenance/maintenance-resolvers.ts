@@ -4,11 +4,11 @@ import type { CachedNode } from "../cluster/model.js";
 import { CloseCode } from "../graphql/close-codes.js";
 import { loaderFor } from "../graphql/context.js";
 import { AppError, ErrorCode } from "../graphql/errors.js";
-import type { DrainOperation as SchemaDrainOperation, DrainOperationResolvers } from "../graphql/generated/resolvers-types.js";
+import type { DrainOperation as SchemaDrainOperation, DrainOperationResolvers, DrainPod as SchemaDrainPod, DrainPodResolvers } from "../graphql/generated/resolvers-types.js";
 import type { CompleteResolvers, Resolvers } from "../graphql/schema.js";
 import { BoundedQueue } from "../subscriptions/bounded-queue.js";
 import type { SubscriptionHub } from "../subscriptions/subscription-hub.js";
-import { isActive, progressPercent, remainingPods, type DrainOperation } from "./drain-operation.js";
+import { isActive, phaseCounts, podPhase, progressPercent, remainingPods, type DrainOperation, type DrainPodState } from "./drain-operation.js";
 import type { MaintenanceService } from "./maintenance-service.js";
 
 /** States a drainProgress subscriber may have undelivered; only the latest matters, so few. */
@@ -87,9 +87,15 @@ export function maintenanceResolvers(service: MaintenanceService, hub: Subscript
         resolve: (state: DrainOperation) => state,
       },
     },
+    DrainPod: {
+      phase: (pod) => podPhase(pod),
+      unblockedBy: (pod) => pod.unblockedBy ?? null,
+    } satisfies CompleteResolvers<DrainPodResolvers, DrainPodState, SchemaDrainPod>,
     DrainOperation: {
       remainingPods: (op) => remainingPods(op),
       progressPercent: (op) => progressPercent(op),
-    } satisfies CompleteResolvers<DrainOperationResolvers, DrainOperation, SchemaDrainOperation>,
+      podsByPhase: (op) => phaseCounts(op),
+      // Each pod's own fields are DrainPod's resolvers'.
+    } satisfies CompleteResolvers<DrainOperationResolvers, DrainOperation, Omit<SchemaDrainOperation, "pods">>,
   };
 }

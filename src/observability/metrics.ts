@@ -46,6 +46,9 @@ export class ServiceMetrics {
     this.operationNames = new Set([...SHIPPED_OPERATIONS, ...operationNames]);
     // Process and Node.js defaults keep their standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes …).
     collectDefaultMetrics({ register: this.registry });
+    // Except three gauges named like counters (`promtool check metrics` refuses a gauge ending in
+    // _total): their values are the sums of nodejs_active_handles, _requests and _resources by type.
+    for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) this.registry.removeSingleMetric(name);
     const registers = [this.registry];
     const metrics = this;
     const perCluster = (read: (cache: ReturnType<ClusterRegistry["all"]>[number]) => number) => (gauge: Gauge<"cluster">) => {
@@ -68,6 +71,9 @@ export class ServiceMetrics {
     gauge("node_inventory_watch_last_event_age_seconds", "seconds since the watch last delivered anything (an event, a bookmark or a list)", ["cluster", "resource"], perWatch((s) => (s.lastEventAt === undefined ? undefined : (Date.now() - s.lastEventAt) / 1000)));
     cumulative("node_inventory_watch_relists_total", "full lists of the resource (the first, and each after a 410 or a restart)", ["cluster", "resource"], () =>
       (metrics.sources?.clusters.all() ?? []).flatMap((c) => Object.entries(c.watchStates()).map(([resource, s]) => [{ cluster: c.name, resource }, s.relists] as const)),
+    );
+    cumulative("node_inventory_cluster_resets_total", "times the cluster came back as another (its resourceVersions went back) and everything was listed again", ["cluster"], () =>
+      (metrics.sources?.clusters.all() ?? []).map((c) => [{ cluster: c.name }, c.status().resets] as const),
     );
     cumulative("node_inventory_watch_restarts_total", "list or watch failures retried with backoff", ["cluster", "resource"], () =>
       (metrics.sources?.clusters.all() ?? []).flatMap((c) => Object.entries(c.watchStates()).map(([resource, s]) => [{ cluster: c.name, resource }, s.restarts] as const)),

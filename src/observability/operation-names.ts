@@ -17,9 +17,12 @@ export const SHIPPED_OPERATIONS: readonly string[] = [
   "FleetDrains",
   "FleetStatus",
   "NodeChanged",
+  "NodeCluster",
+  "NodeClusterStatus",
   "NodeFacts",
   "NodeMaintenance",
   "NodePage",
+  "ReadyInGroup",
   "Trends",
   "Uncordon",
   // src/cli

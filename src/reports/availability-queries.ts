@@ -82,7 +82,7 @@ export class AvailabilityQueries {
    * Query.availabilityReport.
    * @throws AppError BAD_USER_INPUT for bad arguments (before any query); UNAVAILABLE when the database fails.
    */
-  async report(args: QueryAvailabilityReportArgs): Promise<AvailabilityReport> {
+  async report(args: QueryAvailabilityReportArgs): Promise<Omit<AvailabilityReport, "clustersNotConfigured">> {
     const request = availabilityRequest(args);
     let read: Awaited<ReturnType<AvailabilityQueries["histories"]>>;
     try {

@@ -126,7 +126,12 @@ function figuresOf(t: Totals | NodeFigures): AvailabilityFigures {
  * `histories` may hold rows outside the period; see availability-timeline.ts for the rules.
  * `watched` is each cluster's recorded coverage; a cluster without any was never watched.
  */
-export function buildAvailabilityReport(request: AvailabilityRequest, histories: readonly NodeHistory[], now: Date, watched: ReadonlyMap<string, Spans>): AvailabilityReport {
+export function buildAvailabilityReport(
+  request: AvailabilityRequest,
+  histories: readonly NodeHistory[],
+  now: Date,
+  watched: ReadonlyMap<string, Spans>,
+): Omit<AvailabilityReport, "clustersNotConfigured"> {
   const base = {
     from: request.from.getTime(),
     end: Math.min(request.to.getTime(), now.getTime()),

@@ -28,8 +28,8 @@ export interface NodeAmounts {
   allocatable: Amounts;
 }
 
-/** The GraphQL `CapacityGroup`, without trends (the service adds them). */
-export type CapacityGroupView = Omit<CapacityGroup, "trends">;
+/** The GraphQL `CapacityGroup`, without trends and forecast (the service adds them). */
+export type CapacityGroupView = Omit<CapacityGroup, "trends" | "forecast">;
 
 /** Parses a node's capacity and allocatable as Kubernetes values them (cpu as MilliValue, others as Value). */
 export function nodeAmounts(node: CachedNode): NodeAmounts {

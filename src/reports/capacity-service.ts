@@ -6,9 +6,10 @@ import type { CapacityReport, CapacityTrends, NodeFilter, QueryCapacityReportArg
 import type { InventoryService } from "../inventory/inventory-service.js";
 import { compileNodeFilter } from "../inventory/node-filter.js";
 import { nodeFilterFacts } from "../inventory/heartbeats.js";
-import { CapacityTally, nodeAmounts, type NodeAmounts } from "./capacity-report.js";
+import { CapacityTally, nodeAmounts, type CapacityGroupView, type NodeAmounts } from "./capacity-report.js";
 import { dimensionName, groupKey, validateGroupings, type ReportGrouping, type ReportKey } from "./grouping.js";
 import { compilePodShape } from "./pod-fit.js";
+import { fullAt, hourlyP95 } from "./capacity-forecast.js";
 import { CELL_COLUMNS, emptyTrend, type DepartedNode, type GroupTrend, type TrendResolution, type TrendsStore } from "./trends-store.js";
 
 const HOUR_MS = 3_600_000;
@@ -103,13 +104,20 @@ export class CapacityReports {
       const trend = trends.get(id) ?? emptyTrend();
       return { from: period.since, to: period.until, samples: trend.samples, cpu: resourceTrend(trend, "cpu"), memory: resourceTrend(trend, "memory") };
     };
+    const forecastOf = (id: string | null, group: CapacityGroupView) => {
+      if (!period || !trends) return null;
+      const series = (trends.get(id) ?? emptyTrend()).requestSeries;
+      const until = period.until.getTime();
+      const of = (pick: (p: (typeof series)[number]) => number | null, allocatable: number) => fullAt(hourlyP95(series.map((p) => ({ at: p.at, value: pick(p) }))), allocatable, until);
+      return { cpuRequestsFullAt: of((p) => p.cpu, group.cpu.allocatable), memoryRequestsFullAt: of((p) => p.memory, group.memory.allocatable), podsFullAt: null };
+    };
     const { groups, total } = tally.result();
     return {
       generatedAt: now,
       groupBy: groupings.map(dimensionName),
       // Without groupings the one group is the total.
-      groups: groups.map(({ id, ...group }) => ({ ...group, trends: trendsOf(groupings.length ? id : null) })),
-      total: { ...total, trends: trendsOf(null) },
+      groups: groups.map(({ id, ...group }) => ({ ...group, trends: trendsOf(groupings.length ? id : null), forecast: forecastOf(groupings.length ? id : null, group) })),
+      total: { ...total, trends: trendsOf(null), forecast: forecastOf(null, total) },
       podShape: shape ? { cpuMillicores: shape.cpuMillicores, memoryBytes: shape.memoryBytes, extended: [...(shape.extended ?? [])] } : null,
       incompleteClusters,
     };

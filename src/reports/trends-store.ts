@@ -69,6 +69,8 @@ export interface GroupTrend {
   memoryUsage: MetricTrend;
   cpuRequests: MetricTrend;
   memoryRequests: MetricTrend;
+  /** The requests summed over the group at each point of the period (each hour's p95 at hourly resolution), oldest first. */
+  requestSeries: readonly { at: number; cpu: number | null; memory: number | null }[];
 }
 
 /** Sampling by sampling, or hour by hour. */
@@ -77,7 +79,7 @@ export type TrendResolution = "raw" | "hourly";
 /** A group that had no sample in the period. */
 export function emptyTrend(): GroupTrend {
   const none = () => ({ peak: null, p95: null });
-  return { samples: 0, cpuUsage: none(), memoryUsage: none(), cpuRequests: none(), memoryRequests: none() };
+  return { samples: 0, cpuUsage: none(), memoryUsage: none(), cpuRequests: none(), memoryRequests: none(), requestSeries: [] };
 }
 
 /** The tables of one kind of row and the columns that identify a row within a cluster and time. */
@@ -248,7 +250,7 @@ export class TrendsStore {
           SELECT json_build_array(${source.groupings.length ? Prisma.join(source.groupings.map(cellValue)) : Prisma.empty})::text AS gk, p.at, ${SUMS}
           FROM points p
           GROUP BY 1, p.at`;
-    let rows: ({ gk: string | null; samples: number } & Record<string, number | null>)[];
+    let rows: ({ gk: string | null; samples: number; requestSeries: string } & Record<string, number | null>)[];
     try {
       rows = await this.database.prisma.$transaction(
         async (tx) => {
@@ -260,11 +262,12 @@ export class TrendsStore {
             WITH points (cluster, ${key}, at, cu, cup, mu, mup, cr, crp, mr, mrp) AS (${points}),
             series AS (${series}),
             everything AS (
-              SELECT gk, cu, cup, mu, mup, cr, crp, mr, mrp FROM series
+              SELECT gk, at, cu, cup, mu, mup, cr, crp, mr, mrp FROM series
               UNION ALL
-              SELECT NULL, sum(cu), sum(cup), sum(mu), sum(mup), sum(cr), sum(crp), sum(mr), sum(mrp) FROM series GROUP BY at
+              SELECT NULL, at, sum(cu), sum(cup), sum(mu), sum(mup), sum(cr), sum(crp), sum(mr), sum(mrp) FROM series GROUP BY at
             )
             SELECT gk, count(*)::int AS samples,
+              json_agg(json_build_array(extract(epoch from at)::float8, cr, mr) ORDER BY at)::text AS "requestSeries",
               max(cup) AS "cpuUsagePeak", percentile_disc(0.95) WITHIN GROUP (ORDER BY cu) AS "cpuUsageP95",
               max(mup) AS "memoryUsagePeak", percentile_disc(0.95) WITHIN GROUP (ORDER BY mu) AS "memoryUsageP95",
               max(crp) AS "cpuRequestsPeak", percentile_disc(0.95) WITHIN GROUP (ORDER BY cr) AS "cpuRequestsP95",
@@ -286,6 +289,7 @@ export class TrendsStore {
         memoryUsage: metric("memoryUsage"),
         cpuRequests: metric("cpuRequests"),
         memoryRequests: metric("memoryRequests"),
+        requestSeries: (JSON.parse(row.requestSeries) as [number, number | null, number | null][]).map(([at, cpu, memory]) => ({ at: at * 1000, cpu, memory })),
       });
     }
     return result;

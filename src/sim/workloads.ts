@@ -139,12 +139,12 @@ export function bindPod(pod: KObject, nodeName: string, clock: SimClock): KObjec
 }
 
 /** Pod left Pending because no node fits, with the scheduler's condition. */
-export function unschedulable(pod: KObject, nodes: number, clock: SimClock): KObject {
+export function unschedulable(pod: KObject, nodes: number, clock: SimClock, message = `0/${nodes} nodes are available: ${nodes} Insufficient cpu or untolerated taint. preemption: 0/${nodes} nodes are available: ${nodes} No preemption victims found for incoming pod.`): KObject {
   return {
     ...pod,
     status: {
       ...(pod.status as Obj),
-      conditions: [{ type: "PodScheduled", status: "False", lastProbeTime: null, lastTransitionTime: clock.iso(), reason: "Unschedulable", message: `0/${nodes} nodes are available: ${nodes} Insufficient cpu or untolerated taint. preemption: 0/${nodes} nodes are available: ${nodes} No preemption victims found for incoming pod.` }],
+      conditions: [{ type: "PodScheduled", status: "False", lastProbeTime: null, lastTransitionTime: clock.iso(), reason: "Unschedulable", message }],
     },
   };
 }
@@ -242,6 +242,39 @@ export function selectorFits(pod: KObject, node: KObject): boolean {
   if (!sel) return true;
   const labels = node.metadata.labels ?? {};
   return Object.entries(sel).every(([k, v]) => labels[k] === v);
+}
+
+/** NodeAffinity's required terms (any term; each of its expressions and fields): In, NotIn, Exists, DoesNotExist, Gt, Lt. */
+export function nodeAffinityFits(pod: KObject, node: KObject): boolean {
+  const terms = ((pod.spec as Obj).affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) as Obj[];
+  if (terms.length === 0) return true;
+  const labels = node.metadata.labels ?? {};
+  const matches = (value: string | undefined, r: Obj): boolean => {
+    const values = (r.values ?? []) as string[];
+    switch (r.operator) {
+      case "In":
+        return value !== undefined && values.includes(value);
+      case "NotIn":
+        return value === undefined || !values.includes(value);
+      case "Exists":
+        return value !== undefined;
+      case "DoesNotExist":
+        return value === undefined;
+      case "Gt":
+        return value !== undefined && Number(value) > Number(values[0]);
+      case "Lt":
+        return value !== undefined && Number(value) < Number(values[0]);
+      default:
+        return false;
+    }
+  };
+  return terms.some((t) => {
+    const exprs = (t.matchExpressions ?? []) as Obj[];
+    const fields = (t.matchFields ?? []) as Obj[];
+    // A term with no requirements matches nothing.
+    if (exprs.length === 0 && fields.length === 0) return false;
+    return exprs.every((r) => matches(labels[r.key], r)) && fields.every((r) => matches(r.key === "metadata.name" ? node.metadata.name : undefined, r));
+  });
 }
 
 /** The ReplicaSet a Deployment controller makes for the Deployment's current template. */

@@ -65,6 +65,8 @@ describe("authentication settings", () => {
       maxInFlightPerCaller: 2,
       maxInFlight: 9,
       maxSubscriptionEventCost: 10_000,
+      maxConnections: 10_000,
+      maxConnectionsPerAddress: 1_000,
     });
     assert.equal(loadConfig([], { IMPERSONATE_CALLERS: "false" }).auth.impersonate, false);
   });

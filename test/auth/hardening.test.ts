@@ -64,7 +64,7 @@ describe("limits on what an operation may ask", () => {
 
   test("a document of more than 10,000 tokens is refused before it is validated", async () => {
     const { body } = await graphql(url, `{ ${"__typename ".repeat(10_001)} }`, undefined, viewer);
-    assert.equal(body.errors![0].extensions.code, "BAD_USER_INPUT");
+    assert.equal(body.errors![0].extensions.code, "GRAPHQL_PARSE_FAILED");
     assert.match(body.errors![0].message, /Document contains more (than|that) 10000 tokens/);
   });
 
@@ -78,7 +78,21 @@ describe("limits on what an operation may ask", () => {
     assert.deepEqual(await response.json(), { errors: [{ message: "The request body is larger than 1048576 bytes", extensions: { code: "BAD_USER_INPUT" } }] });
   });
 
-  test("mutations are rate limited per subject: 429, Retry-After, FORBIDDEN with reason RATE_LIMITED; others unaffected", async () => {
+  test("rateLimit says what the operation costs and what the caller's allowance holds, as GitHub's does", async () => {
+    await ready(url);
+    const admin = { ...bearer(TOKENS.admin), ...STRICT };
+    const query = "{ rateLimit { cost maxCost limit remaining resetAt } nodes(first: 7) { edges { node { name } } } }";
+    const before = (await graphql(url, query, undefined, admin)).body.data.rateLimit;
+    // rateLimit 1, the connection 1, its 7 edges and their 7 nodes.
+    assert.deepEqual(before, { cost: 1 + 1 + 7 + 7, maxCost: 500_000, limit: 2, remaining: 2, resetAt: null });
+    assert.deepEqual(outcome(await graphql(url, CORDON, undefined, bearer(TOKENS.admin))), { status: 200, code: "NOT_FOUND" });
+    const after = (await graphql(url, "{ rateLimit { remaining resetAt } }", undefined, admin)).body.data.rateLimit;
+    assert.equal(after.remaining, 1);
+    const refillsIn = Date.parse(after.resetAt) - Date.now();
+    assert.ok(refillsIn > 0 && refillsIn <= 30_000, after.resetAt);
+  });
+
+  test("mutations are rate limited per subject: 429, Retry-After, RATE_LIMITED; others unaffected", async () => {
     const operator = bearer(TOKENS.operator);
     await ready(url);
     // Within the allowance, the cordon itself answers: there is no node "x".
@@ -94,11 +108,11 @@ describe("limits on what an operation may ask", () => {
       errors: [
         {
           message: "Too many mutations: at most 2 a minute; try again in 30 s",
-          extensions: { code: "FORBIDDEN", reason: "RATE_LIMITED", retryAfterSeconds: 30 },
+          extensions: { code: "RATE_LIMITED", reason: "RATE_LIMITED", retryAfterSeconds: 30 },
         },
       ],
     });
-    assert.equal(logs.lines.find((l) => l.audit === "mutation" && l.requestId === "limited")?.outcome, "FORBIDDEN");
+    assert.equal(logs.lines.find((l) => l.audit === "mutation" && l.requestId === "limited")?.outcome, "RATE_LIMITED");
     assert.equal((await graphql(url, "{ whoami { subject } }", undefined, operator)).status, 200, "queries are not limited");
 
     const overWs = wsClient(url, { token: TOKENS.operator });

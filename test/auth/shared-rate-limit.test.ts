@@ -29,8 +29,12 @@ describe("the mutation rate limit across replicas on one PostgreSQL", () => {
       // Three a minute: a token every 20 s, the first taken moments ago.
       assert.ok(retryAfter >= 15 && retryAfter <= 20, `Retry-After ${retryAfter}`);
       const body = (await response.json()) as any;
-      assert.deepEqual(body.errors[0].extensions, { code: "FORBIDDEN", reason: "RATE_LIMITED", retryAfterSeconds: retryAfter });
+      assert.deepEqual(body.errors[0].extensions, { code: "RATE_LIMITED", reason: "RATE_LIMITED", retryAfterSeconds: retryAfter });
       assert.equal((await graphql(a.url, CORDON, undefined, operator)).status, 429, "and on a as well");
+      // Either replica reads the one allowance: spent, full again within a minute.
+      const allowance = (await graphql(a.url, "{ rateLimit { limit remaining resetAt } }", undefined, operator)).body.data.rateLimit;
+      assert.deepEqual([allowance.limit, allowance.remaining], [3, 0]);
+      assert.ok(Date.parse(allowance.resetAt) - Date.now() <= 60_000, allowance.resetAt);
       assert.deepEqual(outcome(await graphql(a.url, CORDON, undefined, bearer(TOKENS.admin))), { status: 200, code: "NOT_FOUND" }, "another caller has their own");
     } finally {
       await b.app.stop();

@@ -114,18 +114,30 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
     assert.deepEqual([badArgs.code, badArgs.stderr], [2, `node-inventory: label: "nonsense" is not KEY=VALUE or KEY-\n`]);
   });
 
-  test("drain --dry-run plans and changes nothing; refused without kubectl's flags (exit 1)", async () => {
+  test("drain --dry-run prints a plan and changes nothing; a plan that would be refused names the pods and the flags that unblock them (exit 1)", async () => {
     const node = workers[1]!;
     const plan = await cli(["drain", node, "--dry-run=server", ...ALL_FLAGS]);
     assert.equal(plan.code, 0, plan.stderr);
     const lines = plan.stdout.trimEnd().split("\n");
-    assert.equal(lines[0], `node/${node} cordoned (dry run)`);
-    assert.equal(lines.at(-1), `node/${node} drained (dry run)`);
-    assert.ok(lines.some((l) => /^evicting pod \S+\/\S+ \(dry run\)$/.test(l)), plan.stdout);
+    assert.deepEqual(lines.slice(0, 2), [`Plan for draining node/${node} (dry run: nothing was changed)`, `would cordon node/${node}`]);
+    const pods = sim.sim.cluster.podsOnNode(node) as any[];
+    const evictable = pods.filter((p) => kindOf(p) !== "DaemonSet" && !p.metadata.annotations?.["kubernetes.io/config.mirror"]);
+    assert.deepEqual(lines.filter((l) => l.startsWith("would evict pod ")).sort(), evictable.map((p) => `would evict pod ${p.metadata.namespace}/${p.metadata.name}`).sort());
+    assert.equal(lines.at(-1), `plan: node/${node} would be drained: ${evictable.length} pod(s) evicted, ${pods.length - evictable.length} left`);
     assert.equal((sim.sim.cluster.get("nodes", node) as any).spec.unschedulable, undefined, "still schedulable");
-    const refused = await cli(["drain", node, "--dry-run"]);
+
+    const refused = await cli(["drain", node, "--dry-run", "--ignore-daemonsets"]);
     assert.equal(refused.code, 1);
-    assert.match(refused.stdout.trimEnd().split("\n").at(-1)!, /^error: a drain would be refused: cannot drain node /);
+    const said = refused.stdout.trimEnd().split("\n");
+    assert.ok(!/error|FAILED/i.test(refused.stdout), refused.stdout);
+    const emptyDir = evictable.filter((p) => (p.spec.volumes ?? []).some((v: any) => v.emptyDir));
+    const bare = evictable.filter((p) => !kindOf(p));
+    assert.ok(emptyDir.length + bare.length > 0, "the worker has a pod that refuses without flags");
+    for (const p of emptyDir.filter((p) => kindOf(p)))
+      assert.ok(said.includes(`blocks the drain: pod ${p.metadata.namespace}/${p.metadata.name}: has emptyDir data, lost when it is evicted (--delete-emptydir-data to evict it)`), refused.stdout);
+    // kubectl's order of filters: local storage decides before the missing controller.
+    const flags = [...(emptyDir.length ? ["--delete-emptydir-data"] : []), ...(bare.some((p) => !emptyDir.includes(p)) ? ["--force"] : [])];
+    assert.match(said.at(-1)!, new RegExp(`^plan: with these flags the drain would stop before removing any pod: \\d+ pod\\(s\\) block it; add ${flags.join(" ")} to let it go on$`));
   });
 
   test("drain piped: kubectl drain's lines, one per change, and exit 0 when it SUCCEEDED", async () => {
@@ -166,7 +178,7 @@ describe("the fleet CLI against the simulator, over the real program's GraphQL A
   test("drain on a terminal: a progress bar naming the blocking budget, redrawn in place; exit 1 when it FAILED, 0 when it SUCCEEDED", async () => {
     const blocked = await onTerminal(["drain", ledgerNode, ...ALL_FLAGS, "--timeout", "4s", "--url", url], {});
     assert.equal(blocked.code, 1, blocked.stdout + blocked.stderr);
-    assert.match(blocked.stdout, /\r\x1b\[2Knode\/\S+ \[[#-]{30}\] +\d+%  \d+ pod\(s\) left  blocked by PodDisruptionBudget [^\r]*\bledger\b/);
+    assert.match(blocked.stdout, /\r\x1b\[2Knode\/\S+ \[[#=~-]{30}\] +\d+%  \d+ gone, \d+ terminating, [1-9]\d* evicting, \d+ not started  blocked by PodDisruptionBudget [^\r]*\bledger\b/);
     assert.ok(!/^error when evicting/m.test(blocked.stdout), "no per-change lines on a terminal");
     assert.match(blocked.stdout, /\r\x1b\[2Kerror: .*timeout/);
     await cli(["uncordon", ledgerNode]);

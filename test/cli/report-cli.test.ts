@@ -50,7 +50,9 @@ describe("node-inventory report availability", () => {
     assert.equal(code, 0, stderr);
     const lines = stdout.split("\n");
     assert.equal(lines[0], "Availability from 2026-01-01T00:00:00.000Z to 2026-01-01T10:00:00.000Z");
-    const table = lines.slice(2, -1);
+    // This service watches no cluster: prod is history only, and says so.
+    assert.equal(lines[1], "Not configured any more (recorded history only): prod");
+    const table = lines.slice(3, -1);
     assert.deepEqual(
       table.map((line) => line.trim().split(/\s{2,}/)),
       [
@@ -102,8 +104,28 @@ describe("node-inventory report availability", () => {
       nodes: true,
     });
     assert.deepEqual(JSON.parse(viaService.stdout), direct.body.data);
-    assert.deepEqual(JSON.parse(viaDatabase.stdout), direct.body.data);
+    // Straight from the database the configuration is not known: null, not "every cluster configured".
+    assert.deepEqual(direct.body.data.availabilityReport.clustersNotConfigured, ["prod"]);
+    const fromDatabase = JSON.parse(viaDatabase.stdout);
+    assert.equal(fromDatabase.availabilityReport.clustersNotConfigured, null);
+    assert.deepEqual({ ...fromDatabase.availabilityReport, clustersNotConfigured: ["prod"] }, direct.body.data.availabilityReport);
     assert.equal(direct.body.data.availabilityReport.total.flaps, 2);
+  });
+
+  test("dates the API would refuse are refused the same words, not rolled over: exit 2", async () => {
+    for (const [args, why] of [
+      [["--from", "2026-02-31T00:00:00Z"], 'day 31 is not in February 2026 \\(01-28\\)'],
+      [["--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T24:00:00Z"], "hour 24 is not 00-23"],
+      [["--from", "2026-11-01"], "not of the form"],
+    ] as const) {
+      const { code, stdout, stderr } = await runCli(["report", "availability", "--url", url, ...args]);
+      assert.equal(code, 2, stderr);
+      assert.equal(stdout, "");
+      oneLine(stderr, new RegExp(`^node-inventory: --(from|to): must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "[^"]+": ${why}`));
+    }
+    // The API's own words for the same text.
+    const { body } = await graphql(url, `{ availabilityReport(from: "2026-02-31T00:00:00Z", to: "2026-03-01T00:00:00Z") { total { nodeCount } } }`);
+    assert.match(body.errors![0]!.message, /DateTime must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-02-31T00:00:00Z": day 31 is not in February 2026 \(01-28\)/);
   });
 
   test("an error of the service is one line with its code, exit 1", async () => {

@@ -5,7 +5,8 @@ import { ConfigError } from "../../src/config/config.js";
 import { buildSchema } from "../../src/graphql/schema.js";
 import { parseDuration, parseGroupBy, parsePodShape, planReport, REPORT_OPERATIONS } from "../../src/cli/report-command.js";
 import { availabilityOf } from "../../src/reports/availability-report.js";
-import { capacityCsv, capacityTable, formatAvailability, formatDuration, formatPercent, toCsv, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import { availabilityTable, capacityCsv, capacityTable, formatAvailability, formatDuration, formatPercent, type AvailabilityGroupData, type CapacityData, type CapacityGroupData } from "../../src/cli/report-format.js";
+import { toCsv } from "../../src/cli/output-escaping.js";
 
 const NOW = new Date("2026-11-29T12:00:00.000Z");
 
@@ -67,6 +68,8 @@ describe("report command line", () => {
       },
     });
     assert.deepEqual(planReport(["availability", "--from", "2026-11-29T00:00:00Z"], {}, NOW).variables, { from: "2026-11-29T00:00:00.000Z", to: NOW.toISOString(), nodes: false });
+    // An offset and a leap day, as the API reads them.
+    assert.deepEqual(planReport(["availability", "--from", "2028-02-29T01:00:00+01:00", "--to", "2028-03-01T00:00:00.5Z"], {}, NOW).variables, { from: "2028-02-29T00:00:00.000Z", to: "2028-03-01T00:00:00.500Z", nodes: false });
   });
 
   test("capacity: trends only when a period is given, the pod shape as the API's input", () => {
@@ -98,7 +101,12 @@ describe("report command line", () => {
     ["--since with --from", ["availability", "--since", "7d", "--from", "2026-11-01T00:00:00Z"], /^--since cannot be combined with --from or --to$/],
     ["--to without --from", ["availability", "--to", "2026-11-01T00:00:00Z"], /^--to needs --from$/],
     ["--to before --from", ["availability", "--from", "2026-11-02T00:00:00Z", "--to", "2026-11-01T00:00:00Z"], /^--to must be after --from$/],
-    ["a time that is none", ["availability", "--from", "yesterday"], /^--from: "yesterday" is not a time/],
+    ["a time that is none", ["availability", "--from", "yesterday"], /^--from: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "yesterday": not of the form/],
+    // The API's parser: a day the month lacks, hour 24 and a date without a time are refused, never rolled over.
+    ["February 31st", ["availability", "--from", "2026-02-31T00:00:00Z"], /^--from: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-02-31T00:00:00Z": day 31 is not in February 2026 \(01-28\)$/],
+    ["hour 24", ["availability", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T24:00:00Z"], /^--to: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-11-01T24:00:00Z": hour 24 is not 00-23$/],
+    ["a date without a time", ["availability", "--from", "2026-11-01"], /^--from: must be an RFC 3339 timestamp such as 2026-01-15T10:30:00Z; "2026-11-01": not of the form YYYY-MM-DDThh:mm:ss\[\.fraction\]\(Z\|±hh:mm\)$/],
+    ["a capacity trends period on February 30th", ["capacity", "--from", "2026-02-30T00:00:00Z"], /^--from: must be an RFC 3339 timestamp .*day 30 is not in February 2026/],
     ["a zero period", ["availability", "--since", "0s"], /^--since must be longer than 0s$/],
     ["a pod shape for availability", ["availability", "--pod-shape", "cpu=1,memory=1Gi"], /^--pod-shape is for report capacity$/],
     ["--nodes for capacity", ["capacity", "--nodes"], /^--nodes is for report availability$/],
@@ -154,6 +162,42 @@ describe("report output", () => {
     assert.equal(availabilityOf(1_000, YEAR), 0.000001);
     assert.equal(availabilityOf(0, YEAR), 0);
     assert.equal(availabilityOf(0, 0), null);
+  });
+
+  test("the same node name in two clusters: a row each, the cluster no longer configured marked", () => {
+    const figures: Omit<AvailabilityGroupData, "nodeCount"> = {
+      key: [],
+      observedSeconds: 60,
+      unobservedSeconds: 0,
+      readySeconds: 60,
+      notReadySeconds: 0,
+      unknownSeconds: 0,
+      availability: 1,
+      outages: 0,
+      longestOutageSeconds: 0,
+      mttrSeconds: null,
+      flaps: 0,
+      maintenanceSeconds: 0,
+      reboots: 0,
+    };
+    const text = availabilityTable({
+      from: "2026-01-01T00:00:00.000Z",
+      to: "2026-01-01T00:01:00.000Z",
+      groupBy: [],
+      groups: [{ ...figures, nodeCount: 2 }],
+      total: { ...figures, nodeCount: 2 },
+      nodes: [
+        { ...figures, cluster: "old", node: "a", deleted: false },
+        { ...figures, cluster: "prod", node: "a", deleted: false },
+      ],
+      clustersNotConfigured: ["old"],
+    });
+    const lines = text.split("\n");
+    assert.equal(lines[1], "Not configured any more (recorded history only): old");
+    assert.deepEqual(
+      lines.slice(-4, -1).map((line) => line.split(/\s{2,}/).slice(0, 2)),
+      [["CLUSTER", "NODE"], ["old (not configured)", "a"], ["prod", "a"]],
+    );
   });
 
   test("CSV follows RFC 4180: CRLF, quoting fields with commas, quotes or line breaks", () => {

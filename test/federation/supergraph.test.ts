@@ -140,6 +140,6 @@ describe("node-inventory in a federated supergraph", () => {
     const anonymous = await fetch(`${url}/subgraph`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ _service { sdl } }" }) });
     assert.equal(anonymous.status, 401);
     const direct = await graphql(url, "{ _service { sdl } }", undefined, bearer(TOKENS.viewer));
-    assert.equal(direct.body.errors?.[0]?.extensions?.code, "BAD_USER_INPUT");
+    assert.equal(direct.body.errors?.[0]?.extensions?.code, "GRAPHQL_VALIDATION_FAILED");
   });
 });

@@ -21,6 +21,8 @@ describe("configuration", () => {
         maxInFlightPerCaller: 16,
         maxInFlight: 128,
         maxSubscriptionEventCost: 10_000,
+        maxConnections: 10_000,
+        maxConnectionsPerAddress: 1_000,
       },
       maintenance: { drainTimeoutSeconds: 600 },
       trends: { intervalSeconds: 60, rawRetentionHours: 48, labelKeys: ["kubernetes.io/arch", "node.kubernetes.io/capacity-type", "karpenter.sh/capacity-type"] },

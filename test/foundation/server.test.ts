@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
@@ -47,18 +48,29 @@ describe("the GraphQL server", () => {
     assert.ok(Object.values(body.checks).every((check) => check.ok));
   });
 
-  test("a query for a field that does not exist is BAD_USER_INPUT naming the field", async () => {
+  test("a query for a field that does not exist is GRAPHQL_VALIDATION_FAILED naming the field", async () => {
     const { status, body } = await graphql(url, "{ nodez }", undefined, { accept: "application/graphql-response+json" });
     assert.equal(status, 400);
-    assert.equal(body.errors![0].extensions.code, "BAD_USER_INPUT");
+    assert.equal(body.errors![0].extensions.code, "GRAPHQL_VALIDATION_FAILED");
     assert.match(body.errors![0].message, /Cannot query field "nodez" on type "Query"/);
   });
 
-  test("a syntax error is BAD_USER_INPUT, with 200 for clients that only accept application/json", async () => {
+  test("a syntax error is GRAPHQL_PARSE_FAILED, with 200 for clients that only accept application/json", async () => {
     const { status, body } = await graphql(url, "{ service ", undefined, { accept: "application/json" });
     assert.equal(status, 200);
-    assert.equal(body.errors![0].extensions.code, "BAD_USER_INPUT");
+    assert.equal(body.errors![0].extensions.code, "GRAPHQL_PARSE_FAILED");
     assert.match(body.errors![0].message, /Syntax Error/);
+  });
+
+  test("an automatic persisted query's unknown hash is PERSISTED_QUERY_NOT_FOUND, as Apollo Client and urql expect", async () => {
+    const query = "{ service { version } }";
+    const extensions = { persistedQuery: { version: 1, sha256Hash: createHash("sha256").update(query).digest("hex") } };
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    const miss = await post({ extensions });
+    assert.deepEqual(miss.errors, [{ message: "PersistedQueryNotFound", extensions: { code: "PERSISTED_QUERY_NOT_FOUND" } }]);
+    assert.ok((await post({ query, extensions })).data.service.version);
+    assert.ok((await post({ extensions })).data.service.version);
   });
 
   test("a body that is not JSON is a 400 with BAD_USER_INPUT", async () => {
@@ -117,13 +129,17 @@ describe("the GraphQL server", () => {
     }
   });
 
-  test("graphql-ws: errors carry contract codes too", async () => {
+  test("graphql-ws: errors carry the same codes as over HTTP", async () => {
     const client = createClient({ url: url.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, retryAttempts: 0 });
     try {
       const errors = await new Promise<readonly { message: string; extensions?: Record<string, unknown> }[]>((resolve, reject) => {
         client.subscribe({ query: "{ nodez }" }, { next: () => reject(new Error("no data expected")), error: (e) => resolve(e as never), complete: () => {} });
       });
-      assert.equal(errors[0]!.extensions?.code, "BAD_USER_INPUT");
+      assert.equal(errors[0]!.extensions?.code, "GRAPHQL_VALIDATION_FAILED");
+      const syntax = await new Promise<readonly { extensions?: Record<string, unknown> }[]>((resolve, reject) => {
+        client.subscribe({ query: "{ service " }, { next: () => reject(new Error("no data expected")), error: (e) => resolve(e as never), complete: () => {} });
+      });
+      assert.equal(syntax[0]!.extensions?.code, "GRAPHQL_PARSE_FAILED");
     } finally {
       await client.dispose();
     }

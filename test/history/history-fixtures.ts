@@ -98,7 +98,8 @@ export const TRANSITIONS = [
   { cluster: "prod", node: "n2", type: "Ready", from: null, to: "True", reason: "KubeletReady", message: "t3", at: at(20) },
   { cluster: "prod", node: "n2", type: "MemoryPressure", from: null, to: "False", reason: null, message: "t4", at: at(20) },
   { cluster: "dev", node: "n1", type: "Ready", from: null, to: "Unknown", reason: "NodeStatusUnknown", message: "t5", at: at(30) },
-  { cluster: "prod", node: "n1", type: "Ready", from: "False", to: "True", reason: "KubeletReady", message: "t6", at: at(40) },
+  // Found by a reconcile five minutes after it happened (the service was down meanwhile).
+  { cluster: "prod", node: "n1", type: "Ready", from: "False", to: "True", reason: "KubeletReady", message: "t6", at: at(40), reconciled: true, recordedAt: at(45) },
   { cluster: "prod", node: "n1", type: "DiskPressure", from: null, to: "False", reason: null, message: "t7", at: at(50) },
   { cluster: "prod", node: "n2", type: "Ready", from: "True", to: "Unknown", reason: "NodeStatusUnknown", message: "t8", at: at(60) },
 ];
@@ -116,6 +117,6 @@ export const EVENTS = [
 /** Inserts {@link TRANSITIONS} and {@link EVENTS}. */
 export async function seed(db: Database): Promise<void> {
   // One row per statement: a multi-row INSERT does not promise that ids follow the VALUES order.
-  for (const row of TRANSITIONS) await db.prisma.conditionTransition.create({ data: row });
+  for (const row of TRANSITIONS) await db.prisma.conditionTransition.create({ data: { recordedAt: row.at, ...row } });
   for (const [i, row] of EVENTS.entries()) await db.prisma.maintenanceEvent.create({ data: { ...row, dedupeKey: `seed-${i}` } });
 }

@@ -55,9 +55,10 @@ for (const backend of BACKENDS) {
       assert.deepEqual(
         page.edges.map((e) => e.node),
         [
-          { id: ids[0], cluster: "prod", node: "n1", type: "Ready", from: "FALSE", to: "TRUE", reason: "KubeletReady", message: "t6", at: at(40) },
-          { id: ids[1], cluster: "prod", node: "n1", type: "Ready", from: "TRUE", to: "FALSE", reason: "KubeletNotReady", message: "t2", at: at(10) },
-          { id: ids[2], cluster: "prod", node: "n1", type: "Ready", from: null, to: "TRUE", reason: "KubeletReady", message: "t1", at: at(0) },
+          // A reconciled transition says when it was found.
+          { id: ids[0], cluster: "prod", node: "n1", type: "Ready", from: "FALSE", to: "TRUE", reason: "KubeletReady", message: "t6", at: at(40), reconciled: true, recordedAt: at(45) },
+          { id: ids[1], cluster: "prod", node: "n1", type: "Ready", from: "TRUE", to: "FALSE", reason: "KubeletNotReady", message: "t2", at: at(10), reconciled: false, recordedAt: at(10) },
+          { id: ids[2], cluster: "prod", node: "n1", type: "Ready", from: null, to: "TRUE", reason: "KubeletReady", message: "t1", at: at(0), reconciled: false, recordedAt: at(0) },
         ],
       );
     });
@@ -281,6 +282,8 @@ for (const backend of BACKENDS) {
         reason: "KubeletReady",
         message: "t6",
         at: at(40),
+        reconciled: true,
+        recordedAt: at(45),
       });
     });
 

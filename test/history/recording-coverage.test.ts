@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "../../src/db/database.js";
+import { HistoryStore } from "../../src/history/history-store.js";
 import { RecordingCoverage } from "../../src/history/recording-coverage.js";
 import { createLogger } from "../../src/log/logger.js";
 import { BACKENDS } from "../support/databases.js";
@@ -16,10 +17,13 @@ for (const backend of BACKENDS) {
     let minute = 0;
     const reconciles: string[] = [];
     let coverage: RecordingCoverage;
+    let epoch: bigint;
 
     before(async () => {
       ({ db, dispose } = await migratedDatabase(backend));
+      epoch = await new HistoryStore(db).claimLeadership("c", "this-replica");
       coverage = new RecordingCoverage({
+        fence: (cluster) => (cluster === "c" ? epoch : undefined),
         database: db,
         logger: createLogger("silent"),
         intervalMs: 5,
@@ -73,6 +77,17 @@ for (const backend of BACKENDS) {
       await coverage.release("c");
       minute = 40;
       assert.deepEqual(await stretches(), [[iso(2), iso(11)], [iso(26), iso(30)]]);
+    });
+
+    test("after a successor claims the cluster, the old term's writes are refused", async () => {
+      coverage.lead("c", true);
+      coverage.reconciled("c", at(41));
+      minute = 42;
+      await settled([[iso(2), iso(11)], [iso(26), iso(30)], [iso(41), iso(42)]]);
+      await new HistoryStore(db).claimLeadership("c", "successor");
+      minute = 50;
+      await coverage.release("c");
+      assert.deepEqual(await stretches(), [[iso(2), iso(11)], [iso(26), iso(30)], [iso(41), iso(42)]]);
     });
   });
 }

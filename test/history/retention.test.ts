@@ -28,9 +28,12 @@ for (const backend of BACKENDS) {
         await db.prisma.nodeState.createMany({ data: [state("gone-long-ago", old), state("gone-lately", recent), state("here", null)] });
         const nodeEvent = (lastSeen: Date, uid: string) => ({ cluster: "c", uid, node: "n", objectKey: `default/${uid}`, type: "Normal", reason: "NodeReady", count: 1, lastSeen });
         await db.prisma.nodeEvent.createMany({ data: [nodeEvent(old, "last-seen-long-ago"), nodeEvent(recent, "last-seen-lately")] });
+        // Recording stretches: one ended before the cutoff, one that began before it and ended after.
+        await db.prisma.recordingCoverage.createMany({ data: [{ cluster: "c", startedAt: new Date(now - 40 * DAY), endedAt: old }, { cluster: "c", startedAt: old, endedAt: recent }] });
 
         const deleted = await new HistoryRetention(db, 30, logger).prune(new Date(now - 30 * DAY));
-        assert.deepEqual(deleted, { transitions: 1, changes: 0, maintenance: 1, drains: 0, nodes: 1, nodeEvents: 1 });
+        assert.deepEqual(deleted, { transitions: 1, changes: 0, maintenance: 1, drains: 0, nodes: 1, nodeEvents: 1, coverage: 1 });
+        assert.deepEqual((await db.prisma.recordingCoverage.findMany()).map((r) => r.endedAt), [recent]);
         assert.deepEqual((await db.prisma.nodeEvent.findMany()).map((e) => e.uid), ["last-seen-lately"]);
         assert.deepEqual((await db.prisma.conditionTransition.findMany()).map((t) => t.to), ["True"]);
         assert.deepEqual((await db.prisma.maintenanceEvent.findMany()).map((e) => e.dedupeKey), ["recent"]);

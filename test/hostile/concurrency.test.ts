@@ -57,7 +57,7 @@ describe("expensive fields cost their work, and operations in flight are bounded
       }, "the 17th refused");
       assert.equal(refusal.headers.get("retry-after"), "1");
       assert.deepEqual(await refusal.json(), {
-        errors: [{ message: "Too many operations at once: at most 16 per caller; try again in 1 s", extensions: { code: "FORBIDDEN", reason: "TOO_MANY_IN_FLIGHT", retryAfterSeconds: 1 } }],
+        errors: [{ message: "Too many operations at once: at most 16 per caller; try again in 1 s", extensions: { code: "RATE_LIMITED", reason: "TOO_MANY_IN_FLIGHT", retryAfterSeconds: 1 } }],
       });
       await servedMeanwhile(url, bearer(TOKENS.admin));
     } finally {
@@ -80,7 +80,7 @@ describe("expensive fields cost their work, and operations in flight are bounded
       const outcomes = await Promise.all(Array.from({ length: 60 }, () => runOverWs(client, HEAVY)));
       const refused = outcomes.filter((o) => o.error?.[0]?.extensions?.reason === "TOO_MANY_IN_FLIGHT");
       assert.ok(refused.length > 0 && outcomes.every((o) => o.result?.data || refused.includes(o)), `${refused.length} refused`);
-      assert.equal(refused[0]!.error[0].extensions.code, "FORBIDDEN");
+      assert.equal(refused[0]!.error[0].extensions.code, "RATE_LIMITED");
     } finally {
       await client.dispose();
     }

@@ -43,23 +43,23 @@ const context = (input: DrainOptionsInput = {}, daemonSets = ["agent"]) => ({
 
 describe("drain pod filters (kubectl's filters.go)", () => {
   // [what, pod, options, existing DaemonSets, expected verdict]
-  const cases: [string, CachedPod, DrainOptionsInput, string[], { remove: boolean; warning?: string; error?: string }][] = [
+  const cases: [string, CachedPod, DrainOptionsInput, string[], { remove: boolean; warning?: string; error?: string; unblockedBy?: string }][] = [
     ["a ReplicaSet pod is removed", pod("a"), {}, [], { remove: true }],
-    ["a DaemonSet pod refuses the drain without ignoreDaemonSets", ds("d"), {}, ["agent"], { remove: false, error: "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)" }],
+    ["a DaemonSet pod refuses the drain without ignoreDaemonSets", ds("d"), {}, ["agent"], { remove: false, error: "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)", unblockedBy: "IGNORE_DAEMON_SETS" }],
     ["a DaemonSet pod is skipped with ignoreDaemonSets", ds("d"), { ignoreDaemonSets: true }, ["agent"], { remove: false, warning: "ignoring DaemonSet-managed Pods" }],
     ["a finished DaemonSet pod is removed", ds("d", { phase: "Succeeded" }), {}, ["agent"], { remove: true }],
-    ["an orphaned DaemonSet pod refuses without force", ds("d"), { ignoreDaemonSets: true }, [], { remove: false, error: 'daemonsets.apps "agent" not found' }],
+    ["an orphaned DaemonSet pod refuses without force", ds("d"), { ignoreDaemonSets: true }, [], { remove: false, error: 'daemonsets.apps "agent" not found', unblockedBy: "FORCE" }],
     ["an orphaned DaemonSet pod is removed with force", ds("d"), { force: true }, [], { remove: true, warning: 'daemonsets.apps "agent" not found' }],
     ["a mirror pod is skipped, whatever the options", pod("m", { mirror: true, ownerKind: "Node", ownerName: "n1" }), { force: true }, [], { remove: false, warning: "mirror pod of a static pod: the kubelet owns it" }],
-    ["an emptyDir pod refuses without deleteEmptyDirData", pod("e", { emptyDir: true }), {}, [], { remove: false, error: "Pods with local storage (use --delete-emptydir-data to override)" }],
+    ["an emptyDir pod refuses without deleteEmptyDirData", pod("e", { emptyDir: true }), {}, [], { remove: false, error: "Pods with local storage (use --delete-emptydir-data to override)", unblockedBy: "DELETE_EMPTY_DIR_DATA" }],
     ["an emptyDir pod is removed with deleteEmptyDirData", pod("e", { emptyDir: true }), { deleteEmptyDirData: true }, [], { remove: true, warning: "deleting Pods with local storage" }],
     ["a finished emptyDir pod is removed", pod("e", { emptyDir: true, phase: "Failed" }), {}, [], { remove: true }],
-    ["a bare pod refuses without force", pod("b", { ownerKind: undefined, ownerName: undefined }), {}, [], { remove: false, error: "Pods that declare no controller (use --force to override)" }],
+    ["a bare pod refuses without force", pod("b", { ownerKind: undefined, ownerName: undefined }), {}, [], { remove: false, error: "Pods that declare no controller (use --force to override)", unblockedBy: "FORCE" }],
     ["a bare pod is removed with force", pod("b", { ownerKind: undefined, ownerName: undefined }), { force: true }, [], { remove: true, warning: "deleting Pods that declare no controller" }],
     ["a finished bare pod is removed", pod("b", { ownerKind: undefined, ownerName: undefined, phase: "Succeeded" }), {}, [], { remove: true }],
     // The first filter that stops a pod decides: a DaemonSet pod with emptyDir is a DaemonSet matter.
-    ["filters run in kubectl's order", ds("d", { emptyDir: true }), {}, ["agent"], { remove: false, error: "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)" }],
-    ["a bare emptyDir pod with only deleteEmptyDirData still needs force", pod("x", { emptyDir: true, ownerKind: undefined }), { deleteEmptyDirData: true }, [], { remove: false, error: "Pods that declare no controller (use --force to override)" }],
+    ["filters run in kubectl's order", ds("d", { emptyDir: true }), {}, ["agent"], { remove: false, error: "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)", unblockedBy: "IGNORE_DAEMON_SETS" }],
+    ["a bare emptyDir pod with only deleteEmptyDirData still needs force", pod("x", { emptyDir: true, ownerKind: undefined }), { deleteEmptyDirData: true }, [], { remove: false, error: "Pods that declare no controller (use --force to override)", unblockedBy: "FORCE" }],
   ];
   for (const [what, given, options, daemonSets, expected] of cases) {
     test(what, () => assert.deepEqual(verdictFor(given, context(options, daemonSets)), expected));

@@ -4,6 +4,7 @@ import { after, before, describe, test } from "node:test";
 import type { App } from "../../src/app/create-app.js";
 import { parseQuantity } from "../../src/k8s/quantity.js";
 import { allocatableArithmetic, readConfigz } from "../../src/node-lifecycle/kubelet-config.js";
+import { modeFromConfig, modeFromFlags } from "../../src/node-lifecycle/kube-proxy-mode.js";
 import { graphql, startTestApp } from "../support/app.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 
@@ -77,6 +78,35 @@ describe("Node.kubeletConfig through the node proxy of the simulator", () => {
         assert.equal(parseQuantity(expected[resource]).nanos, parseQuantity(allocatable[resource]).nanos, `${node.name} ${resource}: ${expected[resource]} against ${allocatable[resource]}`);
       }
       assert.deepEqual(k.allocatableMismatch, []);
+    }
+  });
+});
+
+describe("kube-proxy's mode", () => {
+  test("from the DaemonSet's flags, else from the configuration its --config names", () => {
+    assert.equal(modeFromFlags(["/usr/local/bin/kube-proxy", "--proxy-mode=ipvs"]), "ipvs");
+    assert.equal(modeFromFlags(["kube-proxy", "--proxy-mode", "nftables"]), "nftables");
+    assert.equal(modeFromFlags(["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=$(NODE_NAME)"]), "config");
+    assert.equal(modeFromFlags(["kube-proxy"]), undefined);
+    assert.equal(modeFromConfig('apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: "ipvs"\n'), "ipvs");
+    assert.equal(modeFromConfig("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: \"\"\n"), "iptables");
+  });
+
+  test("on each node that runs kube-proxy, as its DaemonSet says", async () => {
+    const sim = await startSimWithKubeconfig({ nodes: 3, seed: 38, clockSpeed: 0 });
+    const { app, url } = await startTestApp({ clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] } });
+    try {
+      await eventually(async () => (await graphql(url, "{ clusters { synced } }")).body.data?.clusters[0].synced, "sync", 20_000);
+      await sim.kubectl("patch", "daemonset", "kube-proxy", "-n", "kube-system", "--type", "json", "-p", JSON.stringify([{ op: "add", path: "/spec/template/spec/containers/0/command", value: ["/usr/local/bin/kube-proxy", "--proxy-mode=ipvs"] }]));
+      const modes = await eventually(async () => {
+        const r = await graphql(url, "{ nodes { edges { node { name kubeProxyMode } } } }");
+        const all = r.body.data?.nodes.edges.map((e: any) => e.node.kubeProxyMode) as (string | null)[] | undefined;
+        return all?.every((m) => m === "ipvs") && all;
+      }, "every node's mode", 10_000);
+      assert.equal(modes.length, 3);
+    } finally {
+      await app.stop();
+      await sim.stop();
     }
   });
 });

@@ -3,12 +3,16 @@
  * the values checked after known activity: a query, a condition flip, a drain, a subscription.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createClient } from "graphql-ws";
 import parsePrometheusTextFormat, { type MetricFamily, type Sample } from "parse-prometheus-text-format";
 import WebSocket from "ws";
 import type { App } from "../../src/app/create-app.js";
-import { graphql, startTestApp } from "../support/app.js";
+import { PACKAGE_ROOT } from "../../src/package-info.js";
+import { graphql, startTestApp, type CapturedLogs } from "../support/app.js";
 import { eventually, startSimWithKubeconfig, type SimWithKubeconfig } from "../support/sim-cluster.js";
 import { bearer, tokensFile, TOKENS, wsUrl } from "../auth/support.js";
 
@@ -41,11 +45,12 @@ describe("/metrics", () => {
   let app: App;
   let url: string;
   let tokens: ReturnType<typeof tokensFile>;
+  let logs: CapturedLogs;
 
   before(async () => {
     sim = await startSimWithKubeconfig({ nodes: 6, seed: 7, clockSpeed: 30 });
     tokens = tokensFile();
-    ({ app, url } = await startTestApp(
+    ({ app, url, logs } = await startTestApp(
       { clusters: { kubeconfigs: [sim.kubeconfigPath], contexts: [] }, auth: { tokensFile: tokens.path, mutationRateLimit: 0 }, metricsOperations: ["Broken", "Sneaky", "Watch"] },
       {
         recorderTuning: { leaseDurationMs: 2_000, retryPeriodMs: 200 },
@@ -99,7 +104,7 @@ describe("/metrics", () => {
     const afterwards = await scrape(url);
     const grew = (labels: Record<string, string>) => value(afterwards, "node_inventory_graphql_operations_total", labels) - value(before, "node_inventory_graphql_operations_total", labels);
     assert.equal(grew({ operation: "Fleet", type: "query", code: "OK" }), 1);
-    assert.equal(grew({ operation: "Broken", type: "query", code: "BAD_USER_INPUT" }), 1);
+    assert.equal(grew({ operation: "Broken", type: "query", code: "GRAPHQL_VALIDATION_FAILED" }), 1);
     assert.equal(grew({ operation: "Sneaky", type: "mutation", code: "FORBIDDEN" }), 1);
     const durations = (s: Scrape) => histogramCount(s, "node_inventory_graphql_operation_duration_seconds");
     assert.equal(durations(afterwards) - durations(before), 3);
@@ -168,6 +173,21 @@ describe("/metrics", () => {
     }
     await eventually(async () => value(await scrape(url), "node_inventory_websocket_connections") === 0, "the connection closed");
   });
+
+  test("a scrape after all of the above passes promtool check metrics", async () => {
+    const res = await fetch(`${url}/metrics`, { headers: bearer(TOKENS.viewer) });
+    const checked = spawnSync("promtool", ["check", "metrics"], { input: await res.text(), encoding: "utf8" });
+    assert.deepEqual({ status: checked.status, said: checked.stdout + checked.stderr }, { status: 0, said: "" });
+  });
+
+  test("Apollo's own lines are JSON lines of ours; a page's assets are logged at debug, not a line each", async () => {
+    assert.ok(logs.lines.some((l) => l.component === "apollo" && /inline tracing/.test(String(l.msg))), "Apollo's start-up line among ours");
+    const asset = readdirSync(join(PACKAGE_ROOT, "dist", "web", "assets"))[0]!;
+    assert.equal((await fetch(`${url}/assets/${asset}`)).status, 200);
+    await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json", ...bearer(TOKENS.viewer) }, body: '{"query":"{ __typename }"}' });
+    const levelOf = (path: string) => logs.lines.findLast((l) => l.msg === "request" && l.path === path)?.level;
+    assert.deepEqual([levelOf(`/assets/${asset}`), levelOf("/graphql")], [20, 30]);
+  });
 });
 
 describe("/metrics without authentication configured", () => {
@@ -182,4 +202,5 @@ describe("/metrics without authentication configured", () => {
       await app.stop();
     }
   });
+
 });

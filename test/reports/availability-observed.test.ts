@@ -79,6 +79,16 @@ for (const backend of BACKENDS) {
         maintenanceSeconds: observed,
       });
       assert.ok(observed < 120, `observed ${observed} s: no more than the test has run`);
+
+      // What the first reconcile found says so, and when it was found: two days after it happened.
+      const history = await graphql(url, `{ conditionTransitions(filter: { cluster: "sim", type: "Ready" }, first: 10) { edges { node { node at reconciled recordedAt } } } }`);
+      assert.equal(history.body.errors, undefined, JSON.stringify(history.body.errors));
+      const found = history.body.data.conditionTransitions.edges.map((e: { node: { node: string; at: string; reconciled: boolean; recordedAt: string } }) => e.node);
+      assert.deepEqual(found.map((t: { node: string }) => t.node).sort(), names);
+      for (const t of found) {
+        assert.equal(t.reconciled, true, t.node);
+        assert.ok(Date.parse(t.recordedAt) - Date.parse(t.at) > DAY, `${t.node}: happened ${t.at}, found ${t.recordedAt}`);
+      }
     });
 
     test("the stretch is closed when the service stops, and a restart opens another", async () => {

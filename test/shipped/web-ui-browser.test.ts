@@ -188,6 +188,7 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.getByLabel("ignore DaemonSet pods").check();
     await page.getByLabel("delete emptyDir data").check();
     await page.getByRole("button", { name: "Drain", exact: true }).click();
+    await page.locator('dialog[data-confirm="drain"]').getByRole("button", { name: `Drain ${node}` }).click();
     const drain = page.locator("section.drain");
     await drain.waitFor();
     await page.locator('section.drain[data-status="SUCCEEDED"]').waitFor({ timeout: 120_000 });
@@ -200,7 +201,8 @@ describe("the web UI in a real browser, on the real program watching the simulat
     const rows = await page.$$eval("section.drain tr[data-pod]", (trs) => trs.map((tr) => [tr.getAttribute("data-pod"), tr.getAttribute("data-status")]).sort());
     assert.deepEqual(rows, done.pods.map((p: { namespace: string; name: string; status: string }) => [`${p.namespace}/${p.name}`, p.status]).sort());
     assert.ok(rows.some(([, status]) => status === "EVICTED"), JSON.stringify(rows));
-    await drain.getByText("100%, 0 pods remaining").waitFor();
+    await drain.locator('[data-phases][data-notstarted="0"][data-evicting="0"][data-terminating="0"]').waitFor();
+    assert.match((await drain.locator(".phase-words").textContent())!, /^100% gone of \d+ pods to remove: \d+ gone, 0 terminating/);
     // The history shows the drain, and the node is cordoned.
     await page.locator(".timeline .entry.maintenance").filter({ hasText: "drain succeeded by oncall" }).waitFor({ timeout: 30_000 });
     await page.locator('main[data-cordoned="true"]').waitFor();
@@ -224,6 +226,7 @@ describe("the web UI in a real browser, on the real program watching the simulat
     await page.getByLabel("delete emptyDir data").check();
     await page.getByLabel("force (pods without a controller)").check();
     await page.getByRole("button", { name: "Drain", exact: true }).click();
+    await page.locator('dialog[data-confirm="drain"]').getByRole("button", { name: `Drain ${node}` }).click();
     const row = page.locator(`section.drain tr[data-pod="payments/${ledger.metadata.name}"][data-status="BLOCKED"]`);
     await row.waitFor({ timeout: 60_000 });
     assert.equal(await row.locator("td").last().textContent(), "PodDisruptionBudget ledger");

@@ -32,7 +32,7 @@ describe("an application's manifests through kubectl against sim --rbac --tls", 
 
   test("the server publishes OpenAPI v3 per group-version, each operation tagged with its kind, PATCH taking fieldValidation", async () => {
     const index = await client.json("/openapi/v3");
-    assert.deepEqual(Object.keys(index.paths).sort(), ["api/v1", "apis/apps/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/networking.k8s.io/v1", "apis/policy/v1", "apis/policy/v1beta1", "apis/rbac.authorization.k8s.io/v1"]);
+    assert.deepEqual(Object.keys(index.paths).sort(), ["api/v1", "apis/apps/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/events.k8s.io/v1", "apis/networking.k8s.io/v1", "apis/policy/v1", "apis/policy/v1beta1", "apis/rbac.authorization.k8s.io/v1"]);
     const apps = await client.json(index.paths["apis/apps/v1"].serverRelativeURL);
     const patch = apps.paths["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"].patch;
     assert.deepEqual(patch["x-kubernetes-group-version-kind"], { group: "apps", kind: "Deployment", version: "v1" });

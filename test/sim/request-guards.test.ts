@@ -132,7 +132,7 @@ describe("the simulator's request guards", () => {
     const before = sim.cluster.get(R.nodes, node)!;
     const patch = await send(sim.url, "PATCH", `/api/v1/nodes/${node}`, { host: own, "content-type": "application/json" }, CORDON);
     assert.equal(patch.status, 415);
-    assert.deepEqual(patch.body, unsupported("application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"));
+    assert.deepEqual(patch.body, unsupported("application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"));
     const put = await send(sim.url, "PUT", `/api/v1/nodes/${node}`, { host: own, "content-type": "application/x-www-form-urlencoded" }, JSON.stringify(before));
     assert.equal(put.status, 415);
     assert.deepEqual(put.body, unsupported("application/json, application/vnd.kubernetes.protobuf"));

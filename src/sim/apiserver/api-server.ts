@@ -17,6 +17,8 @@ import { WatchServer } from "./watch.js";
 import { serveCreate, serveDelete, servePatch, serveUpdate, type Admit } from "./writes.js";
 import { serveEviction } from "./subresources.js";
 import { serveMetrics } from "./metrics-api.js";
+import { servePodLog, servePortForward } from "./pod-streams.js";
+import { admitPodSecurity, warningHeaders } from "./pod-security.js";
 import { isNodeProxy, serveNodeProxy } from "./node-proxy.js";
 import { entryOf, parseBody, send, type RequestRecord, type Target } from "./request.js";
 import { writeOptions } from "./query-options.js";
@@ -27,7 +29,7 @@ import { requestAttributes } from "./request-info.js";
 import { REVIEW_GROUPS, serveReview, serveTokenRequest } from "./reviews.js";
 import { OpenApi } from "./openapi.js";
 import { PROTOBUF, protobufToJson } from "./protobuf.js";
-import { forbidden, notFound, pathNotFound, qualified } from "./status.js";
+import { forbidden, notAcceptable, notFound, pathNotFound, qualified } from "./status.js";
 import { R } from "../storage-names.js";
 import { strictMessage, unknownFields, warnings } from "./field-validation.js";
 
@@ -139,12 +141,22 @@ export class ApiServer {
       res.end();
       return;
     }
+    // The apiserver's error writer turns retryAfterSeconds into the header client-go retries by.
+    if (e.status.details?.retryAfterSeconds) res.setHeader("Retry-After", String(e.status.details.retryAfterSeconds));
     send(this.cluster, res, e.code, e.status);
   }
 
   private route(req: IncomingMessage, res: ServerResponse, body: Buffer, record: RequestRecord, user: UserInfo): void {
     const url = new URL(req.url ?? "/", "http://sim");
     const method = req.method ?? "GET";
+    if (url.pathname === "/openapi/v2") {
+      // v2 as JSON only: the protobuf form client-go's discovery asks for is not built here.
+      if (!/application\/json|\*\/\*/.test(String(req.headers.accept ?? "*/*"))) throw notAcceptable(["application/json"]);
+      return void this.openapi
+        .v2()
+        .then((doc) => send(this.cluster, res, 200, doc))
+        .catch((err) => this.fail(res, err));
+    }
     if (url.pathname === "/openapi/v3" || url.pathname.startsWith("/openapi/v3/")) {
       return void this.serveOpenApi(url, res).catch((err) => this.fail(res, err));
     }
@@ -179,9 +191,19 @@ export class ApiServer {
     }
   }
 
-  /** The write admission for `user`: RBAC's escalation prevention on roles and bindings (./access-control.ts). */
-  private admitFor(user: UserInfo): Admit {
-    return (t, obj) => this.access.admitRbacWrite(user, t.def, obj);
+  /** The write admission for `user`: RBAC's escalation prevention on roles and bindings (./access-control.ts), Pod Security on creates. */
+  private admitFor(user: UserInfo, verb: string, res: ServerResponse): Admit {
+    return (t, obj) => {
+      this.access.admitRbacWrite(user, t.def, obj);
+      // Pod Security admission runs on creates (./pod-security.ts).
+      if (verb !== "create" || !t.namespace) return;
+      const labels = this.cluster.store.get(R.namespaces, t.namespace)?.obj.metadata.labels;
+      const warnings = admitPodSecurity(t.def.kind, obj, labels);
+      if (warnings.length) {
+        const had = res.getHeader("Warning");
+        res.setHeader("Warning", [...(had === undefined ? [] : Array.isArray(had) ? had : [String(had)]), ...warningHeaders(warnings)]);
+      }
+    };
   }
 
   /** Unknown fields of the body: 400 under Strict, a Warning header each under Warn (./field-validation.ts). */
@@ -225,6 +247,12 @@ export class ApiServer {
       if (req.method !== "GET") throw methodNotAllowed();
       return serveMetrics(c, t, q, res);
     }
+    if (t.subresource === "log") {
+      if (verb !== "get") throw methodNotAllowed();
+      return servePodLog(c, t, q, res);
+    }
+    if (t.subresource === "portforward") return servePortForward(c, t, req);
+    const writer = { userAgent: String(req.headers["user-agent"] ?? "") };
     switch (verb) {
       case "get":
         return serveGet(c, t, q, req, res);
@@ -236,13 +264,13 @@ export class ApiServer {
         this.admitNamespace(t);
         if (t.subresource === "eviction") return serveEviction(c, t, body, res);
         if (t.name) throw methodNotAllowed();
-        return serveCreate(c, t, q, body, res, this.admitFor(user));
+        return serveCreate(c, t, q, body, res, writer, this.admitFor(user, verb, res));
       case "update":
         if (!t.name) throw methodNotAllowed();
-        return serveUpdate(c, t, q, body, res, this.admitFor(user));
+        return serveUpdate(c, t, q, body, res, writer, this.admitFor(user, verb, res));
       case "patch":
         if (!t.name) throw methodNotAllowed();
-        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, this.admitFor(user));
+        return servePatch(c, t, q, String(req.headers["content-type"] ?? ""), body, res, writer, this.admitFor(user, verb, res));
       case "delete":
         if (this.options.namespaces && t.def.kind === "Namespace" && t.name && !t.subresource) {
           writeOptions("DeleteOptions", q, body.length ? { body: parseBody(body) } : {});

@@ -11,7 +11,7 @@ import { badRequest, gone, tooLargeResourceVersion, unconverted } from "./status
 import { listOptions, validateListOptions, type ListOptions } from "./query-options.js";
 import { stateAt, waitForResourceVersion } from "./resource-versions.js";
 import { renderTable, wantsTable } from "./table.js";
-import { entryOf, selectorsOf, send, storage, versioned, wantsPretty, type Target } from "./request.js";
+import { entryOf, selectorsOf, send, servedAsStored, storage, versioned, wantsPretty, type Target } from "./request.js";
 
 type Obj = Record<string, any>;
 
@@ -144,7 +144,7 @@ function respond(cluster: SimCluster, t: Target, q: URLSearchParams, req: Incomi
 function streamList(res: ServerResponse, t: Target, meta: Obj, items: Entry[]): void {
   res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private" });
   const head = Buffer.from(`{"kind":"${t.def.kind}List","apiVersion":"${apiVersionOf(t.def.group, t.version)}","metadata":${JSON.stringify(meta)},"items":[`);
-  const same = t.version === t.def.versions[0];
+  const same = servedAsStored(t);
   let i = 0;
   const pump = (): void => {
     while (i < items.length) {

@@ -50,7 +50,10 @@ class SchemaBuilder {
 
   /** The schema name of a top-level kind, with its x-kubernetes-group-version-kind. */
   kind(def: ResourceDef, version: string): string | undefined {
-    const cls = `${version.charAt(0).toUpperCase()}${version.slice(1)}${def.kind}`;
+    const plain = `${version.charAt(0).toUpperCase()}${version.slice(1)}${def.kind}`;
+    // A kind served by two groups has its group in the model's name (EventsV1Event beside V1Event).
+    const grouped = def.group ? `${def.group.charAt(0).toUpperCase()}${def.group.split(".")[0]!.slice(1)}${plain}` : plain;
+    const cls = this.models[grouped] ? grouped : plain;
     if (!this.models[cls]) return undefined;
     const name = this.model(cls, def.group || "core", version)!;
     this.schemas[name]!["x-kubernetes-group-version-kind"] = [{ group: def.group, kind: def.kind, version }];
@@ -222,6 +225,19 @@ export class OpenApi {
     return this.documents!.get(key)?.body;
   }
 
+  /**
+   * `GET /openapi/v2`: one Swagger 2.0 document of every served kind, converted
+   * from the v3 documents (body parameters, response schemas and definitions
+   * in v2's places), for clients that still read v2 as JSON.
+   */
+  async v2(): Promise<string> {
+    await this.load();
+    this.v2Body ??= JSON.stringify(swaggerV2(this.kindIndex!.schemas, [...this.documents!.values()].map((d) => JSON.parse(d.body).paths as Obj)));
+    return this.v2Body;
+  }
+
+  private v2Body?: string;
+
   /** The schemas and the schema name of each group/version/kind, for field validation. */
   async kinds(): Promise<{ schemas: Record<string, Obj>; byKind: Map<string, string> }> {
     await this.load();
@@ -229,3 +245,50 @@ export class OpenApi {
   }
 }
 
+
+/** A v3 schema (or parameter schema) in v2's terms: refs to definitions, int-or-string as v2 writes it. */
+function v2Schema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(v2Schema);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const s = schema as Obj;
+  if (Array.isArray(s.allOf) && s.allOf.length === 1 && s.allOf[0].$ref) return { ...(v2Schema(s.allOf[0]) as Obj), ...(s.description ? { description: s.description } : {}) };
+  if (s["x-kubernetes-int-or-string"]) return { type: "string", format: "int-or-string", ...(s.description ? { description: s.description } : {}) };
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (k === "$ref") out[k] = String(v).replace("#/components/schemas/", "#/definitions/");
+    else if (k === "x-kubernetes-preserve-unknown-fields") continue;
+    else out[k] = v2Schema(v);
+  }
+  if (s["x-kubernetes-preserve-unknown-fields"] && !out.type) out.type = "object";
+  return out;
+}
+
+/** One v3 operation as v2 writes it. */
+function v2Operation(op: Obj): Obj {
+  const parameters: Obj[] = ((op.parameters ?? []) as Obj[]).map((p) => ({ name: p.name, in: p.in, ...(p.description ? { description: p.description } : {}), ...(p.required ? { required: true } : {}), ...(v2Schema(p.schema) as Obj) }));
+  const body = op.requestBody?.content?.["application/json"]?.schema;
+  if (body) parameters.push({ name: "body", in: "body", required: true, schema: v2Schema(body) });
+  const responses: Obj = {};
+  for (const [code, r] of Object.entries((op.responses ?? {}) as Obj)) {
+    const schema = r.content?.["application/json"]?.schema;
+    responses[code] = { description: r.description, ...(schema ? { schema: v2Schema(schema) } : {}) };
+  }
+  const { requestBody: _body, responses: _responses, parameters: _parameters, ...rest } = op;
+  return { ...rest, consumes: ["*/*"], produces: ["application/json"], schemes: ["https"], ...(parameters.length ? { parameters } : {}), responses };
+}
+
+function swaggerV2(schemas: Record<string, Obj>, documents: Obj[]): Obj {
+  const paths: Obj = {};
+  for (const doc of documents) {
+    for (const [path, item] of Object.entries(doc)) {
+      const out: Obj = {};
+      for (const [method, op] of Object.entries(item as Obj)) {
+        out[method] = method === "parameters" ? (op as Obj[]).map((p) => ({ name: p.name, in: p.in, ...(p.required ? { required: true } : {}), ...(v2Schema(p.schema) as Obj) })) : v2Operation(op as Obj);
+      }
+      paths[path] = out;
+    }
+  }
+  const definitions: Obj = {};
+  for (const [name, schema] of Object.entries(schemas)) definitions[name] = v2Schema(schema);
+  return { swagger: "2.0", info: { title: "Kubernetes", version: VERSION_INFO.gitVersion }, paths, definitions };
+}

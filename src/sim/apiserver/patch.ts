@@ -33,7 +33,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
  * of core/v1, apps/v1 and meta/v1). Lists not named here are replaced whole,
  * as the apiserver does for fields without a patch strategy (taints, tolerations).
  */
-const MERGE_KEYS: Record<string, string> = {
+export const MERGE_KEYS: Record<string, string> = {
   conditions: "type",
   addresses: "type",
   containers: "name",
@@ -168,8 +168,11 @@ export function jsonPatch(target: unknown, ops: unknown): unknown {
 const MERGE_PATCH = "application/merge-patch+json";
 const STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json";
 const JSON_PATCH = "application/json-patch+json";
-/** The PATCH body types served (server-side apply's application/apply-patch+yaml is not). */
-export const PATCH_MEDIA_TYPES: readonly string[] = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH];
+/** Server-side apply's body type (./managed-fields.ts). */
+export const APPLY_PATCH = "application/apply-patch+yaml";
+
+/** The PATCH body types served. */
+export const PATCH_MEDIA_TYPES: readonly string[] = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH];
 
 /** Apply a PATCH body of the given Content-Type. */
 export function applyPatch(contentType: string, target: unknown, patch: unknown): unknown {

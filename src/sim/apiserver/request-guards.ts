@@ -90,7 +90,9 @@ export function refusal(req: GuardedRequest, server: ServerIdentity): ApiError |
     return forbidden(`forbidden: the simulated cluster answers no page of another origin, and Origin ${JSON.stringify(origin)} is not its own`);
   }
   const method = req.method.toUpperCase();
-  const hasBody = method === "POST" || method === "PUT" || method === "PATCH" || req.bodyLength > 0;
+  // A connection upgrade (port-forward, exec) carries no body; a page cannot send Upgrade.
+  const upgrade = req.headers.upgrade !== undefined && req.bodyLength === 0;
+  const hasBody = !upgrade && (method === "POST" || method === "PUT" || method === "PATCH" || req.bodyLength > 0);
   if (hasBody) {
     const accepted = method === "PATCH" ? PATCH_MEDIA_TYPES : WRITE_MEDIA_TYPES;
     if (!accepted.includes(mediaType(req.headers["content-type"]))) return unsupportedMediaType(accepted);

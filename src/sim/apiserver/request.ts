@@ -11,6 +11,7 @@ import { fieldGetter } from "./fields.js";
 import { parseLabelSelector, type LabelSelector } from "../../k8s/label-selector.js";
 import { parseFieldSelector, type FieldSelector } from "../../k8s/field-selector.js";
 import { isPretty } from "./query-options.js";
+import { storedFieldSelector } from "./events-v1.js";
 
 /** One request as the log and counters record it. */
 export interface RequestRecord {
@@ -52,6 +53,7 @@ export function entryOf(cluster: SimCluster, t: Target): Entry {
 
 /** JSON of an entry in the requested version (only PDBs are served in two). */
 export function versioned(json: string, t: { def: ResourceDef; version: string }): string {
+  if (t.def.view) return JSON.stringify(t.def.view.out(JSON.parse(json)));
   if (t.version === t.def.versions[0]) return json;
   const from = `"apiVersion":"${apiVersionOf(t.def.group, t.def.versions[0]!)}"`;
   return json.replace(from, `"apiVersion":"${apiVersionOf(t.def.group, t.version)}"`);
@@ -67,7 +69,8 @@ export interface Selectors {
 
 export function selectorsOf(t: Target, q: URLSearchParams): Selectors {
   const label = parseLabelSelector(q.get("labelSelector") ?? "");
-  const field = parseFieldSelector(q.get("fieldSelector") ?? "");
+  const fieldText = q.get("fieldSelector") ?? "";
+  const field = parseFieldSelector(t.def.view ? storedFieldSelector(fieldText) : fieldText);
   const getter = fieldGetter(t.def.resource, field.requirements.map((r) => r.field), t.def.kind);
   const hasField = field.requirements.length > 0;
   const hasLabel = label.requirements.length > 0;
@@ -98,7 +101,17 @@ export function send(cluster: SimCluster, res: ServerResponse, code: number, bod
 /** Answer a stored entry (its stored JSON, in the requested version) or a built object. */
 export function reply(cluster: SimCluster, res: ServerResponse, code: number, t: Target, r: Entry | KObject): void {
   if (r instanceof Entry) send(cluster, res, code, versioned(r.json, t));
-  else send(cluster, res, code, r);
+  else send(cluster, res, code, t.def.view ? t.def.view.out(r) : r);
+}
+
+/** Whether entries of the target are served as stored (no version or shape to convert). */
+export function servedAsStored(t: { def: ResourceDef; version: string }): boolean {
+  return !t.def.view && t.version === t.def.versions[0];
+}
+
+/** A request body in the stored shape of its target's objects. */
+export function storedForm(t: Target, obj: KObject): KObject {
+  return t.def.view ? (t.def.view.in(obj) as KObject) : obj;
 }
 
 /** Whether the request a response answers asked for indented JSON (./query-options.ts isPretty). */

@@ -18,19 +18,24 @@ export interface ResourceDef {
   subresources?: string[];
   /** Served by computation (metrics), not from the store. */
   virtual?: boolean;
+  /** Another resource's objects shown in this one's shape (events.k8s.io Events are core Events). */
+  view?: { storage: string; storedApiVersion: string; out(stored: Record<string, any>): Record<string, any>; in(served: Record<string, any>): Record<string, any> };
 }
+
+import { fromEventsV1, toEventsV1 } from "./events-v1.js";
 
 const RW = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 
 export const RESOURCES: ResourceDef[] = [
   { group: "", versions: ["v1"], resource: "nodes", kind: "Node", singular: "node", namespaced: false, shortNames: ["no"], verbs: RW, subresources: ["status"] },
-  { group: "", versions: ["v1"], resource: "pods", kind: "Pod", singular: "pod", namespaced: true, shortNames: ["po"], categories: ["all"], verbs: RW, subresources: ["status", "eviction"] },
+  { group: "", versions: ["v1"], resource: "pods", kind: "Pod", singular: "pod", namespaced: true, shortNames: ["po"], categories: ["all"], verbs: RW, subresources: ["status", "eviction", "log", "portforward"] },
   { group: "", versions: ["v1"], resource: "namespaces", kind: "Namespace", singular: "namespace", namespaced: false, shortNames: ["ns"], verbs: ["create", "delete", "get", "list", "patch", "update", "watch"], subresources: ["status"] },
   { group: "", versions: ["v1"], resource: "events", kind: "Event", singular: "event", namespaced: true, shortNames: ["ev"], verbs: RW },
   { group: "apps", versions: ["v1"], resource: "deployments", kind: "Deployment", singular: "deployment", namespaced: true, shortNames: ["deploy"], categories: ["all"], verbs: RW, subresources: ["status"] },
   { group: "apps", versions: ["v1"], resource: "replicasets", kind: "ReplicaSet", singular: "replicaset", namespaced: true, shortNames: ["rs"], categories: ["all"], verbs: RW, subresources: ["status"] },
   { group: "apps", versions: ["v1"], resource: "daemonsets", kind: "DaemonSet", singular: "daemonset", namespaced: true, shortNames: ["ds"], categories: ["all"], verbs: RW, subresources: ["status"] },
   { group: "policy", versions: ["v1", "v1beta1"], resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", singular: "poddisruptionbudget", namespaced: true, shortNames: ["pdb"], verbs: RW, subresources: ["status"] },
+  { group: "events.k8s.io", versions: ["v1"], resource: "events", kind: "Event", singular: "event", namespaced: true, shortNames: ["ev"], verbs: RW, view: { storage: "events", storedApiVersion: "v1", out: toEventsV1, in: fromEventsV1 } },
   { group: "coordination.k8s.io", versions: ["v1"], resource: "leases", kind: "Lease", singular: "lease", namespaced: true, verbs: RW },
   { group: "metrics.k8s.io", versions: ["v1beta1"], resource: "nodes", kind: "NodeMetrics", singular: "", namespaced: false, verbs: ["get", "list"], virtual: true },
   { group: "metrics.k8s.io", versions: ["v1beta1"], resource: "pods", kind: "PodMetrics", singular: "", namespaced: true, verbs: ["get", "list"], virtual: true },
@@ -59,12 +64,18 @@ const GROUP_ORDER = ["apps", "policy", "coordination.k8s.io", "metrics.k8s.io"];
 
 /** Storage key of a resource: "nodes", "apps/deployments". */
 export function storageName(def: ResourceDef): string {
+  if (def.view) return def.view.storage;
   return def.group ? `${def.group}/${def.resource}` : def.resource;
 }
 
 /** Find the definition a URL names. */
 export function findResource(group: string, version: string, resource: string): ResourceDef | undefined {
   return RESOURCES.find((d) => d.group === group && d.resource === resource && d.versions.includes(version));
+}
+
+/** The apiVersion an object of `def` is stored with. */
+export function storedApiVersion(def: ResourceDef): string {
+  return def.view ? def.view.storedApiVersion : apiVersionOf(def.group, def.versions[0]!);
 }
 
 /** apiVersion string for a group and version. */
@@ -125,6 +136,10 @@ export function apiResourceList(group: string, version: string): object | undefi
       } else if (sub === "eviction") {
         // kubectl drain looks for exactly this entry to decide it may evict.
         resources.push({ name: "pods/eviction", singularName: "", namespaced: true, group: "policy", version: "v1", kind: "Eviction", verbs: ["create"] });
+      } else if (sub === "log") {
+        resources.push({ name: "pods/log", singularName: "", namespaced: true, kind: "Pod", verbs: ["get"] });
+      } else if (sub === "portforward") {
+        resources.push({ name: "pods/portforward", singularName: "", namespaced: true, kind: "PodPortForwardOptions", verbs: ["create", "get"] });
       } else {
         resources.push({ name: `${d.resource}/${sub}`, singularName: "", namespaced: d.namespaced, kind: d.kind, verbs: ["get", "patch", "update"] });
       }

@@ -75,6 +75,11 @@ export function conflict(resource: string, group: string, name: string): ApiErro
   );
 }
 
+/** A conflict with no object details (the apply conflict's NewApplyConflict). */
+export function conflictStatus(message: string, causes: StatusCause[]): ApiError {
+  return failure(409, "Conflict", message, { causes });
+}
+
 export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
   // errs.ToAggregate(): repeated messages once, more than one in brackets.
   const messages = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
@@ -99,6 +104,11 @@ export function methodNotAllowed(message = "the server does not allow this metho
 /** A body of a type the server does not read, as the apiserver's content negotiation answers it. */
 export function unsupportedMediaType(accepted: readonly string[]): ApiError {
   return failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`);
+}
+
+/** An Accept the server cannot answer, as its content negotiation words it. */
+export function notAcceptable(supported: readonly string[]): ApiError {
+  return failure(406, "NotAcceptable", `only the following media types are accepted: ${supported.join(", ")}`);
 }
 
 /** A request refused before any resource is looked at (the apiserver's Forbidden has empty details here). */

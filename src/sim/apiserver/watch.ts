@@ -14,7 +14,7 @@ import { apiVersionOf, type ResourceDef } from "./resources.js";
 import { badRequest, gone, invalid, tooLargeResourceVersion } from "./status.js";
 import { listOptions, type ListOptions } from "./query-options.js";
 import { renderTable, wantsTable } from "./table.js";
-import { selectorsOf, storage, versioned, type Target } from "./request.js";
+import { selectorsOf, servedAsStored, storage, versioned, type Target } from "./request.js";
 
 interface Watcher {
   resource: string;
@@ -122,7 +122,7 @@ export class WatchServer {
       const pieces = (e: Entry): Buffer[] =>
         table
           ? [Buffer.from(`{"type":"ADDED","object":${JSON.stringify(renderTable(resource, [e.obj], this.cluster.clock.now(), { resourceVersion: e.obj.metadata.resourceVersion }))}}\n`)]
-          : t.version === t.def.versions[0]
+          : servedAsStored(t)
             ? [ADDED, e.bytes, NL_CLOSE]
             : [Buffer.from(`{"type":"ADDED","object":${versioned(e.json, t)}}\n`)];
       let i = 0;
@@ -186,7 +186,7 @@ export class WatchServer {
       this.send(w, `{"type":"${type}","object":${JSON.stringify(table)}}\n`);
       return;
     }
-    this.send(w, w.version === w.def.versions[0] ? this.eventLine(e, type) : versioned(this.eventLine(e, type).toString(), w));
+    this.send(w, servedAsStored(w) ? this.eventLine(e, type) : `{"type":"${type}","object":${versioned(e.entry.json, w)}}\n`);
   }
 
   private send(w: Watcher, line: Buffer | string): void {

@@ -7,7 +7,8 @@
  */
 import type { Entry, KObject, StoreEvent } from "../store.js";
 import { R } from "../storage-names.js";
-import { bindPod, daemonPodNode, isTerminal, podRequests, selectorFits, toleratesNode, unschedulable, type PodRequests } from "../workloads.js";
+import { claimProblem } from "./pod-dependencies.js";
+import { bindPod, daemonPodNode, isTerminal, nodeAffinityFits, podRequests, selectorFits, toleratesNode, unschedulable, type PodRequests } from "../workloads.js";
 import { cpuMillicores, bytes } from "../../k8s/quantity.js";
 import type { ClusterContext } from "./context.js";
 
@@ -81,7 +82,7 @@ export class Scheduler {
     if (spec.unschedulable) return false;
     const ready = ((node.status as Obj).conditions as Obj[]).find((c) => c.type === "Ready");
     if (ready?.status !== "True") return false;
-    if (!toleratesNode(pod, node) || !selectorFits(pod, node)) return false;
+    if (!toleratesNode(pod, node) || !selectorFits(pod, node) || !nodeAffinityFits(pod, node)) return false;
     const cap = this.capacity.get(node.metadata.name);
     const a = this.alloc.get(node.metadata.name) ?? { cpu: 0, memory: 0, pods: 0, extended: {} };
     if (!cap) return false;
@@ -133,6 +134,15 @@ export class Scheduler {
       if (!pod || (pod.spec as Obj).nodeName || pod.metadata.deletionTimestamp) continue;
       const pinned = daemonPodNode(pod);
       let target: string | undefined;
+      const claims = pinned ? undefined : claimProblem(pod, store);
+      if (claims) {
+        // VolumeBinding: no node can take a pod whose claims are not bound, whatever their room.
+        this.retryAt.set(key, now + UNSCHEDULABLE_BACKOFF_MS);
+        const message = `0/${total} nodes are available: ${claims}. preemption: 0/${total} nodes are available: ${total} Preemption is not helpful for scheduling.`;
+        const cond = ((pod.status as Obj).conditions ?? []) as Obj[];
+        if (!cond.some((c) => c.message === message)) store.put(R.pods, unschedulable(JSON.parse((store.get(R.pods, key) as Entry).json), total, clock, message));
+        continue;
+      }
       if (pinned) {
         // Daemon pods ignore unschedulable (they tolerate it); they only need their node.
         target = store.get(R.nodes, pinned) ? pinned : undefined;

@@ -14,6 +14,8 @@ export interface TileNode {
   labels: Record<string, string>;
   roles: string[];
   status: string;
+  /** A not-ready or unreachable NoExecute taint: its pods' eviction countdown runs. */
+  countdown?: boolean;
 }
 
 /** A cluster's liveness, as the fleet query and clusterStatusChanged give it. */
@@ -24,8 +26,11 @@ export interface ClusterState {
   lastError: string | null;
 }
 
+/** The taints that start an eviction countdown (the node lifecycle controller's). */
+const COUNTDOWN_TAINTS = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
+
 /** The fields of Node a tile is made from (the fleet query and the subscription ask for the same). */
-export const TILE_FIELDS = `cluster name ready unschedulable status roles labels { key value } activeDrain { id }`;
+export const TILE_FIELDS = `cluster name ready unschedulable status roles labels { key value } activeDrain { id } taints { key effect }`;
 
 export interface NodeFields {
   cluster: string;
@@ -36,6 +41,7 @@ export interface NodeFields {
   roles: string[];
   labels: { key: string; value: string }[];
   activeDrain: { id: string } | null;
+  taints?: { key: string; effect: string }[];
 }
 
 export function toTile(node: NodeFields): TileNode {
@@ -51,6 +57,7 @@ export function toTile(node: NodeFields): TileNode {
     labels,
     roles: node.roles,
     status: node.status,
+    countdown: (node.taints ?? []).some((t) => t.effect === "NoExecute" && COUNTDOWN_TAINTS.includes(t.key)),
   };
 }
 
@@ -66,7 +73,7 @@ export const DIMENSION_NAMES: Record<Exclude<Dimension, `label:${string}`>, stri
 };
 
 /** As the capacity and availability reports read a pool: managed node groups, Karpenter, then `node-pool`. */
-const POOL_LABELS = ["eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "kubernetes.azure.com/agentpool", "karpenter.sh/nodepool", "node-pool"];
+export const POOL_LABELS = ["eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "kubernetes.azure.com/agentpool", "karpenter.sh/nodepool", "node-pool"];
 
 /** A node's value for a grouping, as the reports compute it; null when it has none. */
 export function groupValue(dimension: Dimension, node: TileNode): string | null {
@@ -172,7 +179,7 @@ export function nameMatcher(text: string): (node: TileNode) => boolean {
 /** What a tile says in words (its accessible name and tooltip): state is never told by colour alone. */
 export function describeTile(node: TileNode, staleSince?: string): string {
   const state = node.ready === "true" ? "Ready" : node.ready === "false" ? "NotReady" : "Unknown";
-  const marks = [node.cordoned ? "cordoned" : "", node.draining ? "draining" : ""].filter(Boolean);
+  const marks = [node.cordoned ? "cordoned" : "", node.draining ? "draining" : "", node.countdown ? "eviction countdown" : ""].filter(Boolean);
   const stale = staleSince ? `; last known, cluster not live since ${clock(staleSince)}` : "";
   return `${node.name} (${node.cluster}): ${state}${marks.length ? `, ${marks.join(", ")}` : ""}${stale}`;
 }

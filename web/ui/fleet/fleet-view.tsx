@@ -160,7 +160,7 @@ export function FleetView() {
           Name <input name="name" type="search" value={name} placeholder="part of a name" onInput={(event) => setName((event.target as HTMLInputElement).value)} />
         </label>
         <label>
-          <input type="checkbox" name="names" checked={names} onChange={(event) => setNames((event.target as HTMLInputElement).checked)} /> Show names
+          <input type="checkbox" name="names" checked={names} onChange={(event) => setNames((event.target as HTMLInputElement).checked)} /> Text on tiles
         </label>
       </form>
       <ErrorNote error={error} />

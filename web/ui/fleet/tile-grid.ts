@@ -48,6 +48,7 @@ function staleText(stale: ClusterState[]): string {
 function paintTile(tile: HTMLAnchorElement, node: TileNode, stale: ClusterState | undefined, names: boolean): void {
   tile.dataset.ready = node.ready;
   tile.dataset.cordoned = String(node.cordoned);
+  tile.dataset.evictionCountdown = String(Boolean(node.countdown));
   tile.dataset.draining = String(node.draining);
   tile.dataset.stale = String(stale !== undefined);
   const text = describeTile(node, stale?.disconnectedSince ?? undefined);
@@ -66,6 +67,8 @@ export class TileGrid {
   /** The clusters whose state is not live, by name. */
   private stale = new Map<string, ClusterState>();
   private names = false;
+  /** Whether `show` was called: before it there is nothing to draw, and a drawing would count no nodes as loaded. */
+  private given = false;
   /** Counts over the tiles shown, kept as nodes change. */
   private total: Counts | undefined;
   /** Called after each full drawing with the number of tiles drawn (the bench waits on it). */
@@ -86,6 +89,7 @@ export class TileGrid {
     this.nodes = nodes;
     this.dimensions = dimensions;
     this.visible = visible;
+    this.given = true;
     this.scheduleDraw();
   }
 
@@ -140,7 +144,7 @@ export class TileGrid {
   }
 
   private scheduleDraw(): void {
-    if (!this.pending) this.pending = requestAnimationFrame(() => this.draw());
+    if (this.given && !this.pending) this.pending = requestAnimationFrame(() => this.draw());
   }
 
   private draw(): void {

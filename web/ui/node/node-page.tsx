@@ -8,9 +8,11 @@ import { Bar } from "../bar";
 import { bytes, cores, duration, percent, when } from "../format";
 import { DrainProgress } from "./drain-progress";
 import { MaintenancePanel } from "./maintenance-panel";
-import { NODE, NODE_CHANGED, NODE_FACTS, NODE_MAINTENANCE, type DrainData, type NodeData, type NodeFacts, type ResourcesData } from "./node-queries";
+import { NODE, NODE_CHANGED, NODE_CLUSTER, NODE_CLUSTER_STATUS, NODE_FACTS, NODE_MAINTENANCE, type DrainData, type NodeData, type NodeFacts, type ResourcesData } from "./node-queries";
+import { clock, type ClusterState } from "../fleet/fleet-model";
 import { Timeline } from "./timeline";
 import { ErrorNote } from "../error-note";
+import { LifecyclePanels } from "./lifecycle-panels";
 
 /** Whether this service has Node.events and Node.changes; unknown until first asked. */
 let factsServed: boolean | undefined;
@@ -20,6 +22,7 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
   const [facts, setFacts] = useState<NodeFacts | undefined>();
   const [error, setError] = useState<ApiError | undefined>();
   const [drain, setDrain] = useState<DrainData | undefined>();
+  const [clusterState, setClusterState] = useState<ClusterState | undefined>();
   const loading = useRef<Promise<void> | undefined>(undefined);
   const again = useRef(false);
 
@@ -58,6 +61,18 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
     })();
   };
 
+  // Whether what the page shows of this cluster is live: subscribed first, then read.
+  useEffect(() => {
+    const read = () =>
+      gql<{ clusters: ClusterState[] }>(NODE_CLUSTER).then(
+        (data) => setClusterState(data.clusters.find((c) => c.name === cluster)),
+        () => {},
+      );
+    const stops = [subscribe<{ clusterStatusChanged: ClusterState }>(NODE_CLUSTER_STATUS, { cluster }, (data) => setClusterState(data.clusterStatusChanged)), onReconnect(read)];
+    void read();
+    return () => stops.forEach((stop) => stop());
+  }, [cluster]);
+
   useEffect(() => {
     load();
     const stops = [
@@ -94,10 +109,16 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
 
   const ready = node.ready === "TRUE" ? "true" : node.ready === "FALSE" ? "false" : "unknown";
   return (
-    <main id="main" class="node-page" data-node-page={node.id} data-ready={ready} data-cordoned={String(node.unschedulable)} data-draining={String(node.activeDrain !== null)}>
+    <main id="main" class="node-page" data-node-page={node.id} data-stale={String(Boolean(clusterState?.disconnectedSince))} data-ready={ready} data-cordoned={String(node.unschedulable)} data-draining={String(node.activeDrain !== null)}>
       <p class="crumbs">
         <a href="/ui/">Fleet</a> / {node.cluster}
       </p>
+      {clusterState?.disconnectedSince && (
+        <p class="stale-banner" role="alert" data-stale-cluster={cluster}>
+          Cluster <strong>{cluster}</strong> is not live since {clock(clusterState.disconnectedSince)}
+          {clusterState.lastError ? ` (${clusterState.lastError})` : ""}: this page shows the node's last known state.
+        </p>
+      )}
       <h1 tabIndex={-1}>
         {node.name} <span class={`badge state-${ready === "true" && node.unschedulable ? "cordoned" : ready}`}>{node.status}</span>
       </h1>
@@ -116,6 +137,7 @@ export function NodePage({ cluster, name, caller }: { cluster: string; name: str
 
       {mayMaintain(caller) && <MaintenancePanel node={node} drained={setDrain} changed={load} />}
       {drain && <DrainProgress key={drain.id} initial={drain} mayCancel={mayMaintain(caller)} />}
+      <LifecyclePanels cluster={node.cluster} name={node.name} version={node.uid + String(node.taints.length) + node.status + String(node.podCount)} caller={caller} />
 
       <section aria-labelledby="resources-title">
         <h2 id="resources-title">Resources</h2>

@@ -2,7 +2,8 @@
 
 export const DRAIN_FIELDS = `id cluster node status dryRun requestedBy reason startedAt finishedAt message remainingPods progressPercent warnings
   options { ignoreDaemonSets deleteEmptyDirData force gracePeriodSeconds timeoutSeconds podSelector disableEviction }
-  pods { namespace name status reason attempts action blockedBy }`;
+  podsByPhase { notStarted evicting terminating gone notRemoved }
+  pods { namespace name status phase reason attempts action blockedBy unblockedBy }`;
 
 const RESOURCES = `cpuMillicores memoryBytes pods ephemeralStorageBytes`;
 
@@ -46,6 +47,9 @@ export const NODE_MAINTENANCE = `subscription NodeMaintenance($cluster: String!,
   maintenanceEvents(cluster: $cluster, node: $node) { kind at operationId }
 }`;
 
+export const NODE_CLUSTER = `query NodeCluster { clusters { name disconnectedSince lastError } }`;
+export const NODE_CLUSTER_STATUS = `subscription NodeClusterStatus($cluster: String!) { clusterStatusChanged(cluster: $cluster) { name disconnectedSince lastError } }`;
+
 export const CORDON = `mutation Cordon($cluster: String!, $name: String!, $reason: String) { cordonNode(cluster: $cluster, name: $name, reason: $reason) { name unschedulable } }`;
 export const UNCORDON = `mutation Uncordon($cluster: String!, $name: String!, $reason: String) { uncordonNode(cluster: $cluster, name: $name, reason: $reason) { name unschedulable } }`;
 export const DRAIN = `mutation Drain($cluster: String!, $name: String!, $options: DrainOptions, $reason: String) { drainNode(cluster: $cluster, name: $name, options: $options, reason: $reason) { ${DRAIN_FIELDS} } }`;
@@ -63,10 +67,23 @@ export interface DrainPodData {
   namespace: string;
   name: string;
   status: string;
+  phase: DrainPhase;
   reason: string | null;
   attempts: number;
   action: string | null;
   blockedBy: string | null;
+  /** For a pod that stops the drain: the option (IGNORE_DAEMON_SETS, DELETE_EMPTY_DIR_DATA, FORCE) that would let it go on. */
+  unblockedBy: string | null;
+}
+
+export type DrainPhase = "NOT_STARTED" | "EVICTING" | "TERMINATING" | "GONE" | "NOT_REMOVED";
+
+export interface PhaseCounts {
+  notStarted: number;
+  evicting: number;
+  terminating: number;
+  gone: number;
+  notRemoved: number;
 }
 
 export interface DrainData {
@@ -84,6 +101,7 @@ export interface DrainData {
   progressPercent: number;
   warnings: string[];
   options: Record<string, unknown>;
+  podsByPhase: PhaseCounts;
   pods: DrainPodData[];
 }
 
