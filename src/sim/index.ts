@@ -201,7 +201,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       groundTruth?.restarted(cluster.store.resourceVersion, Boolean(restartOptions.resourceVersionsBack));
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen(port, host, () => resolve());
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve();
+        });
       });
       ticker = setInterval(() => cluster.tick(), TICK_MS);
       ticker.unref();

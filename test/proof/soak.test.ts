@@ -24,7 +24,7 @@ describe("a short seeded soak", () => {
   // The replicas' reflector retries a watch the apiserver refuses as ahead of it (ResourceVersionTooLarge)
   // from the same resourceVersion instead of relisting: what changed meanwhile is never seen (docs/proof.md).
   test("two replicas on PostgreSQL record every fact exactly once when the apiserver's resourceVersions go back", {
-    todo: "the reflector relists on ResourceVersionTooLarge (branch trust-faults)",
+    todo: "the reflector must relist on a watch refused as ResourceVersionTooLarge",
   }, async () => {
     const lines: string[] = [];
     const report = await runSoak({ minutes: 2, seed: 7, faults: ["rv-reset"], perKind: 2, replicas: 2, database: "postgres", nodes: 10, log: (line) => lines.push(line) });
