@@ -90,6 +90,17 @@ class WatchExpired extends Error {}
 /** A watch delivered a resourceVersion lower than one already seen. */
 class ResourceVersionsWentBack extends Error {}
 
+/**
+ * The apiserver's answer to a list or watch from a resourceVersion it has not reached yet
+ * (client-go's apierrors.IsTooLargeResourceVersion): after a restart with lower versions, a
+ * watch from the last one seen is refused so, again and again; only a relist sees the cluster.
+ */
+function isTooLargeResourceVersion(error: unknown): boolean {
+  return (
+    error instanceof KubeApiError && error.statusCode === 504 && (error.causes.some((cause) => cause.reason === "ResourceVersionTooLarge") || /too large resource version/i.test(error.statusMessage))
+  );
+}
+
 /** A resourceVersion as a number, when it is one (apiservers' are; they are opaque by contract). */
 function rvNumber(rv: string | undefined): bigint | undefined {
   return rv !== undefined && /^\d{1,30}$/.test(rv) ? BigInt(rv) : undefined;
@@ -190,6 +201,7 @@ export class Reflector<T> {
           this.options.logger.info({ resource: this.options.resource, err: describe(error) }, "the server does not stream lists (watch-list): using paged LIST");
           continue;
         }
+        if (isTooLargeResourceVersion(error)) error = new ResourceVersionsWentBack(`the server is behind resourceVersion ${this.resourceVersion}: ${(error as KubeApiError).statusMessage}`);
         this.setState({ connected: false, lastError: describe(error), lastErrorReason: error instanceof KubeApiError ? error.reason : undefined });
         if (error instanceof ResourceVersionsWentBack) {
           this.options.logger.warn({ resource: this.options.resource, detail: error.message }, "resourceVersions went back: the cluster is not the one cached; relisting");
@@ -325,7 +337,7 @@ export class Reflector<T> {
                 break;
               case "ERROR": {
                 const code = object?.code as number | undefined;
-                return finish(code === 410 ? new WatchExpired() : new KubeApiError(code ?? 500, object?.message ?? "watch error", { reason: object?.reason }));
+                return finish(code === 410 ? new WatchExpired() : new KubeApiError(code ?? 500, object?.message ?? "watch error", { reason: object?.reason, causes: object?.details?.causes ?? [] }));
               }
             }
             const rv = decoded ? decoded.resourceVersion : object?.metadata?.resourceVersion;

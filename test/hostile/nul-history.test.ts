@@ -82,7 +82,15 @@ for (const backend of BACKENDS) {
             for (const node of [a, b, c]) {
               await eventually(async () => (await readyFlips(standby.url, node)).length === 3, `the standby records ${node}'s flip`, 15_000);
             }
-            const after = (await graphql(standby.url, HISTORY)).body.data.service.history;
+            // The flips are read back once written; the rest of the queue (the reconcile's node changes) follows them.
+            const after = await eventually(
+              async () => {
+                const history = (await graphql(standby.url, HISTORY)).body.data.service.history;
+                return history.pendingWrites === 0 && history;
+              },
+              "the standby's queue written",
+              15_000,
+            );
             assert.deepEqual({ pending: after.pendingWrites, refused: after.refusedWrites, stalled: after.stalledSince }, { pending: 0, refused: 0, stalled: null });
           } finally {
             await standby.app.stop();
@@ -134,7 +142,14 @@ for (const backend of BACKENDS) {
           (await graphql(url, EVENTS, { n: b })).body.data.maintenanceEvents.edges.map((e: any) => e.node.actor),
           ["external"],
         );
-        const counted = (await graphql(url, HISTORY)).body.data.service.history;
+        const counted = await eventually(
+          async () => {
+            const history = (await graphql(url, HISTORY)).body.data.service.history;
+            return history.pendingWrites === 0 && history;
+          },
+          "the queue written",
+          15_000,
+        );
         assert.deepEqual({ refused: counted.refusedWrites, pending: counted.pendingWrites, stalled: counted.stalledSince }, { refused: 1, pending: 0, stalled: null });
         const line = logs.lines.find((l) => l.msg === "history: the database refused a row for its content; left out, recording carries on");
         assert.equal(line?.["node"], a);
