@@ -193,15 +193,17 @@ export class Reflector<T> {
         if (delivered) failures = 0;
         // A stream that ends at once, again and again, must not become a busy loop.
         else await this.sleep(this.backoff(++failures));
-      } catch (error) {
+      } catch (caught) {
         if (this.stopped) break;
+        const error = isTooLargeResourceVersion(caught)
+          ? new ResourceVersionsWentBack(`the server is behind resourceVersion ${this.resourceVersion}: ${(caught as KubeApiError).statusMessage}`)
+          : caught;
         if (this.resourceVersion === undefined && this.options.watchList && this.watchListSupported === undefined && isWatchListRefusal(error)) {
           // Not a failure of the cluster: it is older or has the WatchList feature off.
           this.watchListSupported = false;
           this.options.logger.info({ resource: this.options.resource, err: describe(error) }, "the server does not stream lists (watch-list): using paged LIST");
           continue;
         }
-        if (isTooLargeResourceVersion(error)) error = new ResourceVersionsWentBack(`the server is behind resourceVersion ${this.resourceVersion}: ${(error as KubeApiError).statusMessage}`);
         this.setState({ connected: false, lastError: describe(error), lastErrorReason: error instanceof KubeApiError ? error.reason : undefined });
         if (error instanceof ResourceVersionsWentBack) {
           this.options.logger.warn({ resource: this.options.resource, detail: error.message }, "resourceVersions went back: the cluster is not the one cached; relisting");
