@@ -143,7 +143,7 @@ export class ClusterWriter {
   }
 
   /** Gone (as {@link podGone} says), terminating (a deletionTimestamp is set), or still running. */
-  private async podState(pod: { namespace: string; name: string; uid: string }): Promise<"gone" | "terminating" | "running"> {
+  async podState(pod: { namespace: string; name: string; uid: string }): Promise<"gone" | "terminating" | "running"> {
     try {
       const current = await this.call<{ metadata?: { uid?: string; deletionTimestamp?: string } }>("GET", podPath(pod));
       if (current.metadata?.uid !== pod.uid) return "gone";

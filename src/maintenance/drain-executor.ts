@@ -69,6 +69,8 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
       if (!cordoned) return finish("FAILED", `node "${operation.node}" not found`);
     }
 
+    // Pods planned by an earlier runner: it may have died after an eviction was accepted and before it said so.
+    const resumed = operation.pods.length > 0;
     if (operation.pods.length === 0) {
       const plan = await readPlan(run.writer, operation.node, operation.options);
       const states = plan.pods;
@@ -93,6 +95,7 @@ export async function executeDrain(run: DrainRun): Promise<DrainOperation> {
         (patch) => podUpdate(index, patch),
         deadline,
         run,
+        resumed,
       ),
     );
     if (run.signal.aborted) return operation;
@@ -145,7 +148,7 @@ export async function readPlan(writer: ClusterWriter, node: string, options: Dra
 }
 
 /** One pod: evict (or delete) until accepted or the deadline, then wait until it is gone. */
-async function removePod(current: () => DrainPodState, set: (patch: Partial<DrainPodState>) => void, deadline: number, run: DrainRun): Promise<void> {
+async function removePod(current: () => DrainPodState, set: (patch: Partial<DrainPodState>) => void, deadline: number, run: DrainRun, resumed: boolean): Promise<void> {
   const { options } = run.operation;
   const ref = () => `${current().namespace}/${current().name}`;
   const timedOut = (what: string) => set({ status: "FAILED", reason: `global timeout reached: ${options.timeoutSeconds}s ${what}` });
@@ -155,8 +158,11 @@ async function removePod(current: () => DrainPodState, set: (patch: Partial<Drai
     run.record([drainEvent(run.operation, deleted ? "POD_DELETED" : "POD_EVICTED", { pod: ref(), key: `${deleted ? "deleted" : "evicted"}:${current().uid}` })]);
   };
 
-  // A resumed drain may find its pod already asked to leave: go straight to waiting.
-  if (current().status !== "EVICTING") {
+  // A resumed drain may find its pod already asked to leave: go straight to waiting. The state
+  // its runner saved can be behind the API (it died between the two), so the pod says itself.
+  const terminating = resumed && current().status !== "EVICTING" && (await podStateOrRunning(run, current())) !== "running";
+  if (terminating) set({ status: "EVICTING", blockedBy: null, reason: null });
+  else if (current().status !== "EVICTING") {
     let lastBudget: string | null | undefined;
     for (;;) {
       if (run.signal.aborted) return;
@@ -200,6 +206,15 @@ async function removePod(current: () => DrainPodState, set: (patch: Partial<Drai
     }
     if (Date.now() >= deadline) return timedOut("while waiting for the pod to terminate");
     await sleep(Math.min(run.timing.deletionPollMs, Math.max(0, deadline - Date.now())), run.signal);
+  }
+}
+
+/** The pod as the API has it; "running" when the API cannot say, so the eviction is asked for as before. */
+async function podStateOrRunning(run: DrainRun, pod: DrainPodState): Promise<"gone" | "terminating" | "running"> {
+  try {
+    return await run.writer.podState(pod);
+  } catch {
+    return "running";
   }
 }
 
