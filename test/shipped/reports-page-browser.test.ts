@@ -71,7 +71,17 @@ describe("the Reports page in a real browser", () => {
     await db.prisma.conditionTransition.create({ data: { cluster: "old", node: shared, type: "Ready", from: "True", to: "False", at: new Date(now - 10 * HOUR) } });
     await db.prisma.conditionTransition.create({ data: { cluster: "old", node: shared, type: "Ready", from: "False", to: "True", at: new Date(now - 10 * HOUR + 65_000) } });
 
-    // sim: the same node name goes NotReady and back, recorded by the app from the live watch.
+    // sim: the same node name goes NotReady and back, recorded by the app from the live watch,
+    // once the recording covers the cluster (before that nothing counts as observed).
+    const window = () => ({ from: new Date(now - 24 * HOUR).toISOString(), to: new Date(Date.now() + 60_000).toISOString() });
+    await eventually(
+      async () =>
+        (await query(`query($from: DateTime!, $to: DateTime!) { availabilityReport(from: $from, to: $to) { nodes { cluster node observedSeconds } } }`, window())).availabilityReport.nodes.some(
+          (n: { cluster: string; node: string; observedSeconds: number }) => n.cluster === "sim" && n.node === shared && n.observedSeconds > 0,
+        ),
+      "the recording of sim to begin",
+      30_000,
+    );
     sim.sim.cluster.setNodeCondition(shared, "Ready", "False", "KubeletNotReady");
     await eventually(async () => (await query(`query($n: String!) { node(name: $n) { ready } }`, { n: shared })).node.ready === "FALSE", "NotReady seen", 10_000);
     sim.sim.cluster.setNodeCondition(shared, "Ready", "True", "KubeletReady");
